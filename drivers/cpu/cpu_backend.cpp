@@ -1,0 +1,99 @@
+// cpu_backend.cpp: the "CPU" device: host memory, kernels compiled by LLVM through ORC,
+// and the outermost output loop split across a thread pool when there is enough work.
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <runtime/codegen/llvm_kernel.hpp>
+#include <runtime/device/backend.hpp>
+#include <runtime/device/device.hpp>
+#include <runtime/opt/heuristic.hpp>
+#include <tg/error.hpp>
+#include "orc_jit.hpp"
+#include "thread_pool.hpp"
+
+namespace tg::cpu {
+namespace {
+
+using kernel_fn = void (*)(void* const*, const std::int64_t*, std::int64_t, std::int64_t);
+
+// Below this many loop iterations in total a kernel runs on one thread.
+constexpr std::int64_t min_parallel_work = 1 << 15;
+
+class cpu_program final : public program {
+ public:
+  cpu_program(kernel_fn fn, std::vector<ast::node> nodes, int global_ranges, codegen::kernel_opts opts, thread_pool& pool)
+      : fn_(fn), nodes_(std::move(nodes)), global_ranges_(global_ranges), opts_(std::move(opts)), pool_(pool) {}
+
+  void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override {
+    opt::launch_shape shape = opt::measure(nodes_, global_ranges_, opts_, vars);
+    std::int64_t trips = shape.outer_trips;
+    if (global_ranges_ == 0 || trips < 2 || shape.total_work < min_parallel_work || pool_.size() == 1) {
+      fn_(buffers.data(), vars.data(), 0, trips);
+      return;
+    }
+    // A few chunks per thread, so an uneven split evens out.
+    int chunks = int(std::min<std::int64_t>(trips, pool_.size() * 4));
+    pool_.parallel_for(chunks, [&](int c) {
+      std::int64_t begin = trips * c / chunks, end = trips * (c + 1) / chunks;
+      fn_(buffers.data(), vars.data(), begin, end);
+    });
+  }
+
+ private:
+  kernel_fn fn_;
+  std::vector<ast::node> nodes_;
+  int global_ranges_;
+  codegen::kernel_opts opts_;
+  thread_pool& pool_;
+};
+
+int default_threads() {
+  if (const char* v = std::getenv("TG_THREADS")) return std::max(1, std::atoi(v));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+class cpu_backend final : public backend {
+ public:
+  explicit cpu_backend(int threads) : pool_(threads) {}
+  std::string name() const override { return "CPU"; }
+  void* allocate(std::size_t size_bytes) override {
+    void* p = std::aligned_alloc(64, (size_bytes + 63) / 64 * 64);
+    if (p == nullptr) throw device_error(str("CPU: out of host memory allocating ", size_bytes, " bytes"));
+    return p;
+  }
+  void release(void* memory) override { std::free(memory); }
+  void copy_in(void* dst, const void* src, std::size_t n) override { std::memcpy(dst, src, n); }
+  void copy_out(void* dst, const void* src, std::size_t n) override { std::memcpy(dst, src, n); }
+  void synchronize() override {}
+
+  std::shared_ptr<program> compile(const kernel_source& source) override {
+    codegen::kernel_opts opts = opt::choose_opts(source.nodes, source.global_ranges);
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto module = std::make_unique<llvm::Module>(source.name, *context);
+    jit_.prepare(*module);
+    std::string symbol = source.name + "_" + std::to_string(counter_++);
+    codegen::emit_kernel(*module, symbol, source.nodes, source.global_ranges, opts);
+    void* fn = jit_.compile(std::move(context), std::move(module), symbol, debug_level() >= 3);
+    return std::make_shared<cpu_program>(reinterpret_cast<kernel_fn>(fn),
+                                         std::vector<ast::node>(source.nodes.begin(), source.nodes.end()),
+                                         source.global_ranges, std::move(opts), pool_);
+  }
+
+ private:
+  orc_jit jit_;
+  thread_pool pool_;
+  std::atomic<int> counter_{0};
+};
+
+// One CPU backend per process: the JIT and the threads are shared by every tg::device("CPU").
+const backend_registration cpu_registration("CPU", [](const std::string& args) -> std::shared_ptr<backend> {
+  if (!args.empty()) throw usage_error(str("device 'CPU:", args, "': the CPU device takes no arguments"));
+  static std::shared_ptr<backend> shared = std::make_shared<cpu_backend>(default_threads());
+  return shared;
+});
+
+}  // namespace
+}  // namespace tg::cpu

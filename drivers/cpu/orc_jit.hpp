@@ -1,0 +1,33 @@
+// orc_jit.hpp: LLVM's ORC LLJIT for the host: optimise a module for this CPU (O3, with its
+// vector extensions) and return the address of a function in it.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+namespace orc { class LLJIT; }
+}  // namespace llvm
+
+namespace tg::cpu {
+
+class orc_jit {
+ public:
+  orc_jit();
+  ~orc_jit();
+  // Prepares a module for this JIT's target (data layout, triple, CPU features).
+  void prepare(llvm::Module& module) const;
+  // Optimises and compiles the module; returns the address of `function`.
+  void* compile(std::unique_ptr<llvm::LLVMContext> context, std::unique_ptr<llvm::Module> module,
+                const std::string& function, bool print_ir);
+
+ private:
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::unique_ptr<llvm::TargetMachine> target_;
+  std::mutex lock_;
+};
+
+}  // namespace tg::cpu

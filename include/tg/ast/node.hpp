@@ -1,0 +1,64 @@
+// node.hpp: the kernel AST: a flat list of nodes in topological order, each an op with a
+// dtype, up to three sources (earlier nodes) and an argument. Both tg::lower and the
+// hand-written kernel builder produce it; the runtime's codegen consumes it.
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include "../dsl/dtype.hpp"
+
+namespace tg::ast {
+
+enum class op : std::uint8_t {
+  // leaves
+  constant,  // arg: integer value (for integer/bool dtypes), value: float value
+  variable,  // arg: index into the schedule's symbolic variables; dtype int64
+  range,     // arg: range number (0.. in the kernel); src0: bound (int64); runs 0..bound-1
+  // memory
+  load,   // arg: buffer slot; src0: element index (int64); src1: valid (bool) or none
+  store,  // arg: buffer slot; src0: element index (int64); src1: value
+  // unary
+  neg, exp2, log2, sqrt, reciprocal, sin, cast, bitcast,
+  // binary
+  add, sub, mul, div, idiv, mod, max, min, cmplt, cmpeq, cmpne, bit_and, bit_or, bit_xor, shl, shr,
+  // ternary
+  where,  // src0 ? src1 : src2
+  mul_add,  // src0 * src1 + src2
+  // reductions: src0: value, src1: the range reduced over (one range per node)
+  reduce_sum, reduce_max,
+};
+
+inline constexpr int op_count = int(op::reduce_max) + 1;
+inline constexpr std::string_view op_names[] = {
+    "const", "var", "range", "load", "store", "neg", "exp2", "log2", "sqrt", "recip", "sin",
+    "cast", "bitcast", "add", "sub", "mul", "div", "idiv", "mod", "max", "min", "cmplt", "cmpeq",
+    "cmpne", "and", "or", "xor", "shl", "shr", "where", "mul_add", "reduce_sum", "reduce_max"};
+static_assert(std::size(op_names) == op_count, "op_names must name every ast::op");
+
+constexpr std::string_view name(op o) { return op_names[int(o)]; }
+
+constexpr bool is_unary(op o) { return o >= op::neg && o <= op::bitcast; }
+constexpr bool is_binary(op o) { return o >= op::add && o <= op::shr; }
+constexpr bool is_ternary(op o) { return o == op::where || o == op::mul_add; }
+constexpr bool is_reduce(op o) { return o == op::reduce_sum || o == op::reduce_max; }
+constexpr bool is_compare(op o) { return o == op::cmplt || o == op::cmpeq || o == op::cmpne; }
+constexpr int source_count(op o) {
+  if (o == op::constant || o == op::variable) return 0;
+  if (o == op::range || is_unary(o)) return 1;
+  if (o == op::load) return 2;  // src1 may be none
+  if (o == op::store || is_binary(o) || is_reduce(o)) return 2;
+  return 3;
+}
+
+inline constexpr std::int16_t none = -1;
+
+struct node {
+  op o = op::constant;
+  dtype dt = dtype::float32;
+  std::int16_t src[3] = {none, none, none};
+  std::int64_t arg = 0;
+  double value = 0;
+
+  constexpr bool operator==(const node&) const = default;
+};
+
+}  // namespace tg::ast

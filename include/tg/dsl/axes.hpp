@@ -1,0 +1,47 @@
+// axes.hpp: compile-time arguments of the DSL: shapes (tg::dims<64, n>), axes
+// (tg::axis<1>, tg::axis<0, 2>), keepdim, and per-axis integer lists for pad and shrink.
+#pragma once
+#include "shape.hpp"
+
+namespace tg {
+
+// tg::dims<64, 32> or tg::dims<tg::sym<"n", 1, 64>, 16>: a shape known at compile time.
+template <auto... Dims>
+struct dims_t {
+  static constexpr shape_t value{dim(Dims)...};
+};
+template <auto... Dims>
+inline constexpr dims_t<Dims...> dims{};
+
+// tg::axis<1>, tg::axis<-1>, tg::axis<0, 2>; no axes means all axes.
+template <int... Axes>
+struct axes_t {};
+template <int... Axes>
+inline constexpr axes_t<Axes...> axis{};
+
+struct keepdim_t {};
+struct drop_dims_t {};
+inline constexpr keepdim_t keepdim{};
+
+// Per-axis lists: tg::before<0, 1>, tg::after<0, 2> for pad; tg::begin<0, 1>, tg::end<4, n> for shrink.
+template <std::int64_t... V> struct before_t {};
+template <std::int64_t... V> struct after_t {};
+template <std::int64_t... V> struct begin_t {};
+template <auto... V> struct end_t { static constexpr shape_t value{dim(V)...}; };
+template <std::int64_t... V> inline constexpr before_t<V...> before{};
+template <std::int64_t... V> inline constexpr after_t<V...> after{};
+template <std::int64_t... V> inline constexpr begin_t<V...> begin{};
+template <auto... V> inline constexpr end_t<V...> end{};
+
+// Axis lists -> bit masks, with negative axes counted from the end.
+template <int Rank, int... Axes>
+constexpr bool axes_valid() {
+  return ((Axes >= -Rank && Axes < Rank) && ... && true);
+}
+template <int Rank, int... Axes>
+constexpr axis_mask axes_mask() {
+  if constexpr (sizeof...(Axes) == 0) return Rank >= 32 ? ~axis_mask(0) : (axis_mask(1) << Rank) - 1;
+  else return ((axis_mask(1) << (Axes < 0 ? Axes + Rank : Axes)) | ...);
+}
+
+}  // namespace tg

@@ -1,0 +1,28 @@
+// llvm_kernel.hpp: a kernel AST as an LLVM IR function
+//   void name(uint8_t** buffers, const int64_t* vars, int64_t begin, int64_t end)
+// that runs iterations [begin, end) of the outermost output loop, so a caller can split
+// the work across threads.
+#pragma once
+#include <span>
+#include <string>
+#include <vector>
+#include <tg/ast/node.hpp>
+
+namespace llvm {
+class Function;
+class Module;
+}  // namespace llvm
+
+namespace tg::codegen {
+
+// How to shape the loops: upcast[i] > 1 makes output range i step by that factor, with
+// the body repeated per lane (a register tile the SLP vectorizer turns into vector code).
+struct kernel_opts {
+  std::vector<int> upcast;  // one per output range; empty means none
+  bool operator==(const kernel_opts&) const = default;
+};
+
+llvm::Function* emit_kernel(llvm::Module& module, const std::string& name, std::span<const ast::node> nodes,
+                            int global_ranges, const kernel_opts& opts);
+
+}  // namespace tg::codegen

@@ -1,0 +1,212 @@
+// device.cpp: the backend registry, buffers, the kernel cache and running a plan.
+#include "device.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <tg/ast/print.hpp>
+
+namespace tg {
+namespace {
+
+std::map<std::string, backend_factory>& registry() {
+  static std::map<std::string, backend_factory> r;
+  return r;
+}
+
+int& debug_setting() {
+  static int level = [] {
+    const char* v = std::getenv("TG_DEBUG");
+    return v ? std::atoi(v) : 0;
+  }();
+  return level;
+}
+
+std::uint64_t hash_kernel(std::span<const ast::node> nodes, int global_ranges) {
+  std::uint64_t h = 1469598103934665603ull ^ std::uint64_t(global_ranges);
+  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (const ast::node& n : nodes) {
+    mix(std::uint64_t(n.o) | std::uint64_t(n.dt) << 8);
+    for (auto s : n.src) mix(std::uint64_t(std::uint16_t(s)));
+    mix(std::uint64_t(n.arg));
+    mix(std::bit_cast<std::uint64_t>(n.value));
+  }
+  return h;
+}
+
+std::int64_t dim_value(const dim& d, std::span<const symbol> vars, std::span<const std::int64_t> values) {
+  if (!d.symbolic) return d.coef;
+  for (std::size_t i = 0; i < vars.size(); ++i)
+    if (vars[i] == d.sym) return d.coef * values[i];
+  throw usage_error(str("run: the plan has no variable named '", d.sym.name.view(), "'"));
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape, dtype dt) {
+  std::string s;
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? " x " : "") + std::to_string(shape[i]);
+  return (shape.empty() ? "scalar" : s) + " " + std::string(name(dt));
+}
+
+}  // namespace
+
+void register_backend(const std::string& name, backend_factory factory) { registry()[name] = std::move(factory); }
+
+std::vector<std::string> registered_backends() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : registry()) names.push_back(name);
+  return names;
+}
+
+int debug_level() { return debug_setting(); }
+void set_debug(int level) { debug_setting() = level; }
+
+std::string kernel_name(std::span<const ast::node> nodes, int global_ranges) {
+  bool reduces = false;
+  std::string dims;
+  for (const ast::node& n : nodes) {
+    reduces = reduces || ast::is_reduce(n.o);
+    if (n.o != ast::op::range) continue;
+    const ast::node& bound = nodes[std::size_t(n.src[0])];
+    dims += "_" + (bound.o == ast::op::constant ? std::to_string(bound.arg) : std::string("n"));
+  }
+  return (reduces ? "r" : "E") + dims;
+}
+
+buffer::buffer(std::shared_ptr<backend> owner, std::size_t size_bytes) : state_(std::make_shared<state>()) {
+  state_->owner = std::move(owner);
+  state_->memory = state_->owner->allocate(size_bytes == 0 ? 1 : size_bytes);
+  state_->size = size_bytes;
+}
+void buffer::copy_in(const void* host, std::size_t size_bytes) {
+  if (size_bytes > this->size_bytes())
+    throw usage_error(str("buffer::copy_in: ", size_bytes, " bytes do not fit a buffer of ", this->size_bytes()));
+  state_->owner->copy_in(state_->memory, host, size_bytes);
+}
+void buffer::copy_out(void* host, std::size_t size_bytes) const {
+  if (size_bytes > this->size_bytes())
+    throw usage_error(str("buffer::copy_out: asked for ", size_bytes, " bytes of a buffer of ", this->size_bytes()));
+  state_->owner->copy_out(host, state_->memory, size_bytes);
+}
+
+struct device::cache {
+  std::mutex lock;
+  std::multimap<std::uint64_t, std::pair<std::vector<ast::node>, std::shared_ptr<program>>> programs;
+};
+
+device::device(const std::string& name) : name_(name), cache_(std::make_shared<cache>()) {
+  std::string kind = name.substr(0, name.find(':'));
+  std::string args = name.find(':') == std::string::npos ? "" : name.substr(name.find(':') + 1);
+  auto it = registry().find(kind);
+  if (it == registry().end()) {
+    std::string known;
+    for (const auto& n : registered_backends()) known += (known.empty() ? "" : ", ") + n;
+    throw usage_error(str("device '", name, "': no such device kind (known: ", known, ")"));
+  }
+  backend_ = it->second(args);
+}
+
+std::shared_ptr<program> device::compile(const kernel_source& source) {
+  std::uint64_t h = hash_kernel(source.nodes, source.global_ranges);
+  std::lock_guard<std::mutex> guard(cache_->lock);
+  auto [first, last] = cache_->programs.equal_range(h);
+  for (auto it = first; it != last; ++it)
+    if (std::equal(it->second.first.begin(), it->second.first.end(), source.nodes.begin(), source.nodes.end()))
+      return it->second.second;
+  auto start = std::chrono::steady_clock::now();
+  std::shared_ptr<program> p = backend_->compile(source);
+  if (debug_level() >= 1) {
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "jit: compiled %s in %.1f ms\n", source.name.c_str(), ms);
+    if (debug_level() >= 2) std::fprintf(stderr, "%s", ast::to_string(source.nodes).c_str());
+  }
+  cache_->programs.emplace(h, std::make_pair(std::vector<ast::node>(source.nodes.begin(), source.nodes.end()), p));
+  return p;
+}
+
+host_tensor device::run(const plan_view& plan, std::initializer_list<named_input> inputs,
+                        std::initializer_list<var_binding> vars) {
+  return run(plan, std::span<const named_input>(inputs.begin(), inputs.size()),
+             std::span<const var_binding>(vars.begin(), vars.size()));
+}
+
+host_tensor device::run(const plan_view& plan, std::span<const named_input> inputs, std::span<const var_binding> vars) {
+  // 1. variables: every one bound, within its bounds, and no unknown names
+  std::vector<std::int64_t> values(plan.vars.size());
+  std::vector<bool> bound(plan.vars.size(), false);
+  for (const var_binding& v : vars) {
+    std::size_t i = 0;
+    while (i < plan.vars.size() && plan.vars[i].name.view() != v.name) ++i;
+    if (i == plan.vars.size()) throw usage_error(str("run: the plan has no variable named '", v.name, "'"));
+    const symbol& s = plan.vars[i];
+    if (v.value < s.lo || v.value > s.hi)
+      throw usage_error(str("run: variable '", v.name, "' = ", v.value, " is outside its range [", s.lo, ", ", s.hi, "]"));
+    values[i] = v.value;
+    bound[i] = true;
+  }
+  for (std::size_t i = 0; i < plan.vars.size(); ++i)
+    if (!bound[i]) throw usage_error(str("run: variable '", plan.vars[i].name.view(), "' is not bound; pass {\"",
+                                         plan.vars[i].name.view(), "\", value}"));
+
+  // 2. buffers: inputs checked against the plan, the rest allocated
+  auto shape_of = [&](const buffer_info& b) {
+    std::vector<std::int64_t> shape;
+    for (int i = 0; i < b.shape.rank; ++i) shape.push_back(dim_value(b.shape[i], plan.vars, values));
+    return shape;
+  };
+  std::vector<buffer> buffers(plan.buffers.size());
+  for (const named_input& in : inputs) {
+    bool found = false;
+    for (const buffer_info& b : plan.buffers) found = found || (b.role == buffer_role::input && in.name == b.name);
+    if (!found) {
+      std::string names;
+      for (const buffer_info& b : plan.buffers)
+        if (b.role == buffer_role::input) names += (names.empty() ? "" : ", ") + std::string(b.name);
+      throw usage_error(str("run: the plan has no input named '", in.name, "' (inputs: ", names, ")"));
+    }
+  }
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
+    const buffer_info& b = plan.buffers[i];
+    std::vector<std::int64_t> shape = shape_of(b);
+    host_tensor probe(b.dt, shape);
+    buffers[i] = allocate(probe.bytes().size());
+    if (b.role != buffer_role::input) continue;
+    const named_input* given = nullptr;
+    for (const named_input& in : inputs)
+      if (in.name == b.name) {
+        if (given) throw usage_error(str("run: input '", b.name, "' is given twice"));
+        given = &in;
+      }
+    if (!given) throw usage_error(str("run: input '", b.name, "' (", shape_text(shape, b.dt), ") is missing"));
+    if (given->data.dt != b.dt)
+      throw usage_error(str("run: input '", b.name, "' holds ", tg::name(given->data.dt), ", the plan expects ", tg::name(b.dt)));
+    if (std::int64_t(given->data.count) != probe.numel())
+      throw usage_error(str("run: input '", b.name, "' has ", given->data.count, " elements, the plan expects ",
+                            probe.numel(), " (", shape_text(shape, b.dt), ")"));
+    buffers[i].copy_in(given->data.data, given->data.size_bytes());
+  }
+
+  // 3. kernels in order
+  for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+    const kernel_info& info = plan.kernels[k];
+    std::span<const ast::node> nodes = plan.kernel_nodes(int(k));
+    auto p = compile({nodes, info.global_ranges, kernel_name(nodes, info.global_ranges)});
+    std::vector<void*> slots;
+    for (int s = 0; s < info.slot_count; ++s) slots.push_back(buffers[std::size_t(info.slot_buffer[s])].data());
+    auto start = std::chrono::steady_clock::now();
+    p->launch(slots, values);
+    if (debug_level() >= 1) {
+      backend_->synchronize();
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      std::fprintf(stderr, "run: kernel %zu %s %.3f ms\n", k, kernel_name(nodes, info.global_ranges).c_str(), ms);
+    }
+  }
+  backend_->synchronize();
+  const buffer_info& out = plan.buffers[std::size_t(plan.output)];
+  host_tensor result(out.dt, shape_of(out));
+  buffers[std::size_t(plan.output)].copy_out(result.bytes().data(), result.bytes().size());
+  return result;
+}
+
+}  // namespace tg

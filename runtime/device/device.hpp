@@ -1,0 +1,72 @@
+// device.hpp: the runtime's public face: a device by name, buffers on it, compiling and
+// launching kernels, and running a whole plan from tg::lower.
+//
+//   tg::device cpu("CPU");
+//   tg::host_tensor y = cpu.run(plan, {{"a", a_host}, {"b", b_host}});
+#pragma once
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <tg/ast/plan.hpp>
+#include "backend.hpp"
+#include "host_data.hpp"
+
+namespace tg {
+
+// Memory on a device; freed when the last copy goes.
+class buffer {
+ public:
+  buffer() = default;
+  buffer(std::shared_ptr<backend> owner, std::size_t size_bytes);
+  void* data() const { return state_ ? state_->memory : nullptr; }
+  std::size_t size_bytes() const { return state_ ? state_->size : 0; }
+  void copy_in(const void* host, std::size_t size_bytes);
+  void copy_out(void* host, std::size_t size_bytes) const;
+
+ private:
+  struct state {
+    std::shared_ptr<backend> owner;
+    void* memory = nullptr;
+    std::size_t size = 0;
+    ~state() { if (memory) owner->release(memory); }
+  };
+  std::shared_ptr<state> state_;
+};
+
+class device {
+ public:
+  // "CPU", or a registered backend name with arguments after ':' ("AMD:EMU").
+  explicit device(const std::string& name = "CPU");
+
+  const std::string& name() const { return name_; }
+  backend& impl() const { return *backend_; }
+  buffer allocate(std::size_t size_bytes) { return buffer(backend_, size_bytes); }
+  // Compiled kernels are cached by AST, so a kernel compiles once per process and device.
+  std::shared_ptr<program> compile(const kernel_source& source);
+  void synchronize() { backend_->synchronize(); }
+
+  // Runs every kernel of a plan: binds inputs by name and symbolic variables by name,
+  // checks sizes and dtypes, returns the output.
+  host_tensor run(const plan_view& plan, std::initializer_list<named_input> inputs,
+                  std::initializer_list<var_binding> vars = {});
+  template <class Plan> requires requires(const Plan& p) { p.view(); }
+  host_tensor run(const Plan& plan, std::initializer_list<named_input> inputs, std::initializer_list<var_binding> vars = {}) {
+    return run(plan.view(), inputs, vars);
+  }
+  host_tensor run(const plan_view& plan, std::span<const named_input> inputs, std::span<const var_binding> vars);
+
+ private:
+  std::string name_;
+  std::shared_ptr<backend> backend_;
+  struct cache;
+  std::shared_ptr<cache> cache_;
+};
+
+// Debug level from TG_DEBUG (or set_debug): 1 kernels and times, 2 + ASTs, 3 + LLVM IR.
+int debug_level();
+void set_debug(int level);
+
+// A readable kernel name from its ranges: E_64_16 (elementwise), r_64_16_32 (with reduce).
+std::string kernel_name(std::span<const ast::node> nodes, int global_ranges);
+
+}  // namespace tg

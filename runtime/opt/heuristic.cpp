@@ -1,0 +1,75 @@
+// heuristic.cpp: default opts and launch-time loop measurements.
+#include "heuristic.hpp"
+
+#include <tg/error.hpp>
+
+namespace tg::opt {
+namespace {
+
+const ast::node* range_node(std::span<const ast::node> nodes, int number) {
+  for (const ast::node& n : nodes)
+    if (n.o == ast::op::range && n.arg == number) return &n;
+  return nullptr;
+}
+
+std::int64_t const_bound(std::span<const ast::node> nodes, int range) {
+  const ast::node* r = range_node(nodes, range);
+  if (r == nullptr) return -1;
+  const ast::node& b = nodes[std::size_t(r->src[0])];
+  return b.o == ast::op::constant ? b.arg : -1;
+}
+
+int largest_dividing(std::int64_t bound, std::initializer_list<int> factors) {
+  for (int f : factors)
+    if (bound > 0 && bound % f == 0 && bound >= f) return f;
+  return 1;
+}
+
+}  // namespace
+
+codegen::kernel_opts choose_opts(std::span<const ast::node> nodes, int global_ranges) {
+  bool reduces = false;
+  for (const ast::node& n : nodes) reduces = reduces || ast::is_reduce(n.o);
+  codegen::kernel_opts opts;
+  if (!reduces || global_ranges == 0) return opts;
+  opts.upcast.assign(std::size_t(global_ranges), 1);
+  // A 4 x 16 register tile over the last two output dims: each loaded element feeds
+  // several accumulators (matmul: a row of a and a row of b per reduce step).
+  int last = global_ranges - 1;
+  opts.upcast[std::size_t(last)] = largest_dividing(const_bound(nodes, last), {16, 8, 4});
+  if (global_ranges >= 2) opts.upcast[std::size_t(last - 1)] = largest_dividing(const_bound(nodes, last - 1), {4, 2});
+  return opts;
+}
+
+std::int64_t eval_index(std::span<const ast::node> nodes, int id, std::span<const std::int64_t> vars) {
+  const ast::node& n = nodes[std::size_t(id)];
+  auto src = [&](int i) { return eval_index(nodes, n.src[i], vars); };
+  switch (n.o) {
+    case ast::op::constant: return n.arg;
+    case ast::op::variable: return vars[std::size_t(n.arg)];
+    case ast::op::add: return src(0) + src(1);
+    case ast::op::sub: return src(0) - src(1);
+    case ast::op::mul: return src(0) * src(1);
+    case ast::op::idiv: return src(1) ? src(0) / src(1) : 0;
+    case ast::op::max: return std::max(src(0), src(1));
+    case ast::op::min: return std::min(src(0), src(1));
+    default: throw usage_error(str("eval_index: a loop bound uses ", ast::name(n.o), ", which is not index arithmetic"));
+  }
+}
+
+launch_shape measure(std::span<const ast::node> nodes, int global_ranges, const codegen::kernel_opts& opts,
+                     std::span<const std::int64_t> vars) {
+  launch_shape s;
+  for (const ast::node& n : nodes) {
+    if (n.o != ast::op::range) continue;
+    std::int64_t bound = eval_index(nodes, n.src[0], vars);
+    s.total_work *= bound;
+    if (n.arg == 0 && global_ranges > 0) {
+      int up = opts.upcast.empty() ? 1 : opts.upcast[0];
+      s.outer_trips = bound / up;
+    }
+  }
+  return s;
+}
+
+}  // namespace tg::opt
