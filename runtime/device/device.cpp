@@ -69,7 +69,8 @@ std::string kernel_name(std::span<const ast::node> nodes, int global_ranges) {
     reduces = reduces || ast::is_reduce(n.o);
     if (n.o != ast::op::range) continue;
     const ast::node& bound = nodes[std::size_t(n.src[0])];
-    dims += "_" + (bound.o == ast::op::constant ? std::to_string(bound.arg) : std::string("n"));
+    dims += '_';
+    dims += bound.o == ast::op::constant ? std::to_string(bound.arg) : std::string("n");
   }
   return (reduces ? "r" : "E") + dims;
 }
@@ -123,6 +124,15 @@ std::shared_ptr<program> device::compile(const kernel_source& source) {
   }
   cache_->programs.emplace(h, std::make_pair(std::vector<ast::node>(source.nodes.begin(), source.nodes.end()), p));
   return p;
+}
+
+void device::launch(const ast::kernel& kernel, std::span<const buffer> buffers, std::span<const std::int64_t> vars) {
+  if (int(buffers.size()) != kernel.slot_count)
+    throw usage_error(str("launch: the kernel uses ", kernel.slot_count, " buffer slots, ", buffers.size(), " buffers given"));
+  auto p = compile({kernel.nodes, kernel.global_ranges, kernel_name(kernel.nodes, kernel.global_ranges)});
+  std::vector<void*> slots;
+  for (const buffer& b : buffers) slots.push_back(b.data());
+  p->launch(slots, vars);
 }
 
 host_tensor device::run(const plan_view& plan, std::initializer_list<named_input> inputs,

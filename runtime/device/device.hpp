@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <tg/ast/kernel_builder.hpp>
 #include <tg/ast/plan.hpp>
 #include "backend.hpp"
 #include "host_data.hpp"
@@ -54,6 +55,9 @@ class device {
     return run(plan.view(), inputs, vars);
   }
   host_tensor run(const plan_view& plan, std::span<const named_input> inputs, std::span<const var_binding> vars);
+
+  // Launches a hand-built kernel (tg::kernel_builder) on buffers, one per slot.
+  void launch(const ast::kernel& kernel, std::span<const buffer> buffers, std::span<const std::int64_t> vars = {});
 
  private:
   std::string name_;

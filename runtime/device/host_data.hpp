@@ -6,6 +6,7 @@
 #include <cstring>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 #include <tg/dsl/dtype.hpp>
 #include <tg/error.hpp>
@@ -60,7 +61,11 @@ class host_tensor {
     if (dtype_of<T> != dt_)
       throw usage_error(str("host_tensor::to_vector: the tensor holds ", name(dt_), ", not ", name(dtype_of<T>)));
     std::vector<T> out(static_cast<std::size_t>(numel()));
-    if (!out.empty()) std::memcpy(out.data(), bytes_.data(), bytes_.size());
+    if constexpr (std::is_same_v<T, bool>) {  // vector<bool> is packed: copy one by one
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = bytes_[i] != std::byte{0};
+    } else if (!out.empty()) {
+      std::memcpy(out.data(), bytes_.data(), bytes_.size());
+    }
     return out;
   }
 
