@@ -1,0 +1,71 @@
+// symbolic_test.cpp: dims that are variables bound at run time: one compiled plan serves
+// every binding within the variable's range.
+#include <tg/tg.hpp>
+
+#include "reference.hpp"
+
+using tg::test::check_close;
+using tg::test::cpu;
+using tg::test::random_floats;
+
+namespace {
+
+constexpr auto n = tg::sym<"n", 1, 64>;
+
+TEST_CASE("an elementwise op over a symbolic dim runs for several bindings") {
+  constexpr auto x = tg::input<float>("x", tg::dims<n, 16>);
+  constexpr auto plan = tg::lower(x * 2.0f + 1.0f);
+  static_assert(plan.var_count() == 1);
+  for (std::int64_t rows : {1, 5, 64}) {
+    const auto xs = random_floats(std::size_t(rows * 16), std::uint32_t(rows));
+    auto out = cpu().run(plan, {{"x", xs}}, {{"n", rows}});
+    CHECK(out.shape() == std::vector<std::int64_t>{rows, 16});
+    std::vector<float> want;
+    for (float v : xs) want.push_back(v * 2 + 1);
+    check_close(out.to_vector<float>(), want, 1e-6);
+  }
+}
+
+TEST_CASE("a reduce over a symbolic axis sums exactly the bound length") {
+  constexpr auto x = tg::input<float>("x", tg::dims<4, n>);
+  constexpr auto plan = tg::lower(x.sum(tg::axis<1>));
+  for (std::int64_t len : {1, 7, 64}) {
+    const auto xs = random_floats(std::size_t(4 * len), std::uint32_t(len + 50));
+    std::vector<double> want(4, 0.0);
+    for (std::int64_t i = 0; i < 4; ++i)
+      for (std::int64_t j = 0; j < len; ++j) want[std::size_t(i)] += xs[std::size_t(i * len + j)];
+    check_close(cpu().run(plan, {{"x", xs}}, {{"n", len}}).to_vector<float>(), want, 1e-5);
+  }
+}
+
+TEST_CASE("a symbolic shrink reads the first n rows of a fixed buffer (a KV cache)") {
+  constexpr auto cache = tg::input<float>("cache", tg::dims<64, 8>);
+  constexpr auto plan = tg::lower(cache.shrink(tg::begin<0, 0>, tg::end<n, 8>).sum(tg::axis<0>));
+  const auto xs = random_floats(64 * 8, 70);
+  for (std::int64_t used : {1, 30, 64}) {
+    std::vector<double> want(8, 0.0);
+    for (std::int64_t r = 0; r < used; ++r)
+      for (int c = 0; c < 8; ++c) want[std::size_t(c)] += xs[std::size_t(r * 8 + c)];
+    check_close(cpu().run(plan, {{"cache", xs}}, {{"n", used}}).to_vector<float>(), want, 1e-5);
+  }
+}
+
+TEST_CASE("matmul with a symbolic row count (a batch of tokens)") {
+  constexpr auto a = tg::input<float>("a", tg::dims<n, 12>);
+  constexpr auto w = tg::input<float>("w", tg::dims<12, 20>);
+  constexpr auto plan = tg::lower(tg::matmul(a, w));
+  const auto ws = random_floats(240, 80);
+  for (std::int64_t rows : {1, 3, 32}) {
+    const auto as = random_floats(std::size_t(rows * 12), std::uint32_t(rows + 90));
+    std::vector<double> want;
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (int j = 0; j < 20; ++j) {
+        double s = 0;
+        for (int k = 0; k < 12; ++k) s += double(as[std::size_t(i * 12 + k)]) * ws[std::size_t(k * 20 + j)];
+        want.push_back(s);
+      }
+    check_close(cpu().run(plan, {{"a", as}, {"w", ws}}, {{"n", rows}}).to_vector<float>(), want, 1e-4);
+  }
+}
+
+}  // namespace
