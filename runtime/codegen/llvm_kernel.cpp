@@ -1,6 +1,9 @@
 // llvm_kernel.cpp: AST -> LLVM IR. Values are emitted on demand from the store, one per
 // lane (lanes come from upcast ranges); a reduce becomes a loop with one accumulator per
-// lane. 16-bit floats and bools are widened in registers (float, i1) and narrowed in memory.
+// lane. The last upcast output range is not unrolled but becomes an LLVM vector: values
+// that depend on it are <W x T>, and an index that moves by 1 along it loads and stores
+// as one vector access (tracked as base + stride * lane). 16-bit floats and bools are
+// widened in registers (float, i1) and narrowed in memory.
 #include "llvm_kernel.hpp"
 
 #include <llvm/IR/IRBuilder.h>
@@ -8,6 +11,7 @@
 #include <llvm/IR/Module.h>
 #include <deque>
 #include <map>
+#include <optional>
 #include <tg/error.hpp>
 
 namespace tg::codegen {
@@ -20,8 +24,12 @@ class emitter {
   emitter(llvm::Module& m, llvm::Function* f, std::span<const ast::node> nodes, int global_ranges,
           const kernel_opts& opts)
       : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), nodes_(nodes), n_global_(global_ranges), opts_(opts) {
+    for (int i = 0; i < n_global_; ++i)
+      if (upcast(i) > 1) vec_range_ = i;  // the innermost upcast range is the vector one
+    if (vec_range_ >= 0) vec_width_ = upcast(vec_range_);
     lane_count_ = 1;
-    for (int i = 0; i < n_global_; ++i) lane_count_ *= upcast(i);
+    for (int i = 0; i < n_global_; ++i)
+      if (i != vec_range_) lane_count_ *= upcast(i);
   }
 
   void run() {
@@ -50,7 +58,8 @@ class emitter {
   }
   // The lane digit of an upcast range: lanes enumerate ranges with the last one fastest.
   int lane_digit(int lane, int range) const {
-    for (int r = n_global_ - 1; r > range; --r) lane /= upcast(r);
+    for (int r = n_global_ - 1; r > range; --r)
+      if (r != vec_range_) lane /= upcast(r);
     return lane % upcast(range);
   }
   int find_range(int number) const {
@@ -103,8 +112,17 @@ class emitter {
     scopes_.emplace_back();
     llvm::Value* base = b_.CreateMul(l.index, b_.getInt64(upcast(range)), "", true, true);
     lanes v(static_cast<std::size_t>(lane_count_));
-    for (int lane = 0; lane < lane_count_; ++lane)
-      v[std::size_t(lane)] = lane_digit(lane, range) == 0 ? base : b_.CreateAdd(base, b_.getInt64(lane_digit(lane, range)), "", true, true);
+    if (range == vec_range_) {  // base + <0, 1, ..., W-1>
+      std::vector<std::uint64_t> steps;
+      for (int e = 0; e < vec_width_; ++e) steps.push_back(std::uint64_t(e));
+      llvm::Value* iota = llvm::ConstantDataVector::get(ctx_, steps);
+      llvm::Value* vec = b_.CreateAdd(b_.CreateVectorSplat(unsigned(vec_width_), base), iota, "", true, true);
+      affine_[vec] = {base, 1};
+      v.assign(v.size(), vec);
+    } else {
+      for (int lane = 0; lane < lane_count_; ++lane)
+        v[std::size_t(lane)] = lane_digit(lane, range) == 0 ? base : b_.CreateAdd(base, b_.getInt64(lane_digit(lane, range)), "", true, true);
+    }
     scopes_.back()[node] = v;
     emit_global_loops(range + 1, store);
     scopes_.pop_back();
@@ -132,25 +150,40 @@ class emitter {
       default: return reg_type(t);
     }
   }
+  // A scalar type, or its vector form when `like` is a vector.
+  llvm::Type* shaped(llvm::Type* scalar, llvm::Value* like) {
+    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(like->getType()))
+      return llvm::FixedVectorType::get(scalar, vt->getNumElements());
+    return scalar;
+  }
+  static bool is_vec(llvm::Value* v) { return v->getType()->isVectorTy(); }
+  llvm::Value* widen(llvm::Value* v) { return is_vec(v) ? v : b_.CreateVectorSplat(unsigned(vec_width_), v); }
+  // Both operands as vectors when either is one.
+  void match(llvm::Value*& a, llvm::Value*& c) {
+    if (is_vec(a) != is_vec(c)) a = widen(a), c = widen(c);
+  }
+  llvm::Value* int_const(llvm::Value* like, std::uint64_t v) { return llvm::ConstantInt::get(like->getType(), v); }
+
   llvm::Value* to_reg(llvm::Value* v, dtype t) {
     switch (t) {
-      case dtype::bool_: return b_.CreateICmpNE(v, b_.getInt8(0));
-      case dtype::float16: return b_.CreateFPExt(v, b_.getFloatTy());
-      case dtype::bfloat16: return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
+      case dtype::bool_: return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+      case dtype::float16: return b_.CreateFPExt(v, shaped(b_.getFloatTy(), v));
+      case dtype::bfloat16:
+        return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, shaped(b_.getInt32Ty(), v)), 16), shaped(b_.getFloatTy(), v));
       default: return v;
     }
   }
   llvm::Value* to_mem(llvm::Value* v, dtype t) {
     switch (t) {
-      case dtype::bool_: return b_.CreateZExt(v, b_.getInt8Ty());
-      case dtype::float16: return b_.CreateFPTrunc(v, b_.getHalfTy());
+      case dtype::bool_: return b_.CreateZExt(v, shaped(b_.getInt8Ty(), v));
+      case dtype::float16: return b_.CreateFPTrunc(v, shaped(b_.getHalfTy(), v));
       case dtype::bfloat16: {  // round to nearest even, NaN stays NaN
-        llvm::Value* bits = b_.CreateBitCast(v, b_.getInt32Ty());
-        llvm::Value* odd = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
-        llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(odd, b_.getInt32(0x7FFF))), 16);
+        llvm::Value* bits = b_.CreateBitCast(v, shaped(b_.getInt32Ty(), v));
+        llvm::Value* odd = b_.CreateAnd(b_.CreateLShr(bits, 16), int_const(bits, 1));
+        llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(odd, int_const(bits, 0x7FFF))), 16);
         llvm::Value* nan = b_.CreateFCmpUNO(v, v);
-        llvm::Value* quiet = b_.CreateOr(b_.CreateLShr(bits, 16), b_.getInt32(0x40));
-        return b_.CreateTrunc(b_.CreateSelect(nan, quiet, rounded), b_.getInt16Ty());
+        llvm::Value* quiet = b_.CreateOr(b_.CreateLShr(bits, 16), int_const(bits, 0x40));
+        return b_.CreateTrunc(b_.CreateSelect(nan, quiet, rounded), shaped(b_.getInt16Ty(), v));
       }
       default: return v;
     }
@@ -221,16 +254,55 @@ class emitter {
     if (ast::is_binary(x.o)) {
       const lanes &a = emit(x.src[0]), &c = emit(x.src[1]);
       dtype t = nodes_[std::size_t(x.src[0])].dt;
-      return per_lane({&a, &c}, [&](std::size_t l) { return binary(x.o, t, a[l], c[l]); });
+      return per_lane({&a, &c}, [&](std::size_t l) {
+        llvm::Value *p = a[l], *q = c[l];
+        match(p, q);
+        llvm::Value* r = binary(x.o, t, p, q);
+        if (is_vec(r) && t == dtype::int64) track_affine(x.o, a[l], c[l], r);
+        return r;
+      });
     }
     const lanes &a = emit(x.src[0]), &c = emit(x.src[1]), &d = emit(x.src[2]);
-    if (x.o == ast::op::where) return per_lane({&a, &c, &d}, [&](std::size_t l) { return b_.CreateSelect(a[l], c[l], d[l]); });
+    if (x.o == ast::op::where) {
+      return per_lane({&a, &c, &d}, [&](std::size_t l) {
+        llvm::Value *p = c[l], *q = d[l];
+        match(p, q);
+        if (is_vec(a[l])) p = widen(p), q = widen(q);
+        return b_.CreateSelect(a[l], p, q);
+      });
+    }
     if (x.o == ast::op::mul_add) {
       return per_lane({&a, &c, &d}, [&](std::size_t l) {
-        return is_float(x.dt) ? b_.CreateFAdd(b_.CreateFMul(a[l], c[l]), d[l]) : b_.CreateAdd(b_.CreateMul(a[l], c[l]), d[l]);
+        llvm::Value *p = a[l], *q = c[l], *r = d[l];
+        if (is_vec(p) || is_vec(q) || is_vec(r)) p = widen(p), q = widen(q), r = widen(r);
+        return is_float(x.dt) ? b_.CreateFAdd(b_.CreateFMul(p, q), r) : b_.CreateAdd(b_.CreateMul(p, q), r);
       });
     }
     TG_UNREACHABLE("unknown ast op");
+  }
+
+  // An int64 vector known to be base + stride * <0, 1, ...>.
+  struct affine {
+    llvm::Value* base;
+    std::int64_t stride;
+  };
+  std::optional<affine> affine_of(llvm::Value* v) {
+    if (!is_vec(v)) return affine{v, 0};
+    auto it = affine_.find(v);
+    if (it == affine_.end()) return std::nullopt;
+    return it->second;
+  }
+  void track_affine(ast::op o, llvm::Value* a, llvm::Value* c, llvm::Value* result) {
+    auto p = affine_of(a), q = affine_of(c);
+    if (!p || !q) return;
+    if (o == ast::op::add) affine_[result] = {b_.CreateAdd(p->base, q->base), p->stride + q->stride};
+    else if (o == ast::op::sub) affine_[result] = {b_.CreateSub(p->base, q->base), p->stride - q->stride};
+    else if (o == ast::op::mul) {
+      auto* pc = llvm::dyn_cast<llvm::ConstantInt>(p->base);
+      auto* qc = llvm::dyn_cast<llvm::ConstantInt>(q->base);
+      if (q->stride == 0 && qc) affine_[result] = {b_.CreateMul(p->base, q->base), p->stride * qc->getSExtValue()};
+      else if (p->stride == 0 && pc) affine_[result] = {b_.CreateMul(p->base, q->base), q->stride * pc->getSExtValue()};
+    }
   }
 
   llvm::Value* element_ptr(const ast::node& x, llvm::Value* index) {
@@ -249,24 +321,59 @@ class emitter {
 
   lanes load(const ast::node& x) {
     const lanes& index = emit(x.src[0]);
-    if (x.src[1] == ast::none)
-      return per_lane({&index}, [&](std::size_t l) { return to_reg(b_.CreateLoad(mem_type(x.dt), element_ptr(x, index[l])), x.dt); });
-    // A gated load reads element 0 when invalid (always in bounds) and yields 0.
-    const lanes& valid = emit(x.src[1]);
-    return per_lane({&index, &valid}, [&](std::size_t l) {
-      llvm::Value* safe = b_.CreateSelect(valid[l], index[l], b_.getInt64(0));
-      llvm::Value* v = to_reg(b_.CreateLoad(mem_type(x.dt), element_ptr(x, safe)), x.dt);
-      return b_.CreateSelect(valid[l], v, llvm::Constant::getNullValue(v->getType()));
-    });
+    static const lanes no_valid;
+    const lanes& valid = x.src[1] == ast::none ? no_valid : emit(x.src[1]);
+    auto one = [&](std::size_t l) -> llvm::Value* {
+      llvm::Value* idx = index[l];
+      llvm::Value* ok = valid.empty() ? nullptr : valid[l];
+      if (!is_vec(idx) && (ok == nullptr || !is_vec(ok))) return load_scalar(x, idx, ok);
+      auto a = affine_of(idx);
+      if (ok == nullptr && a && a->stride == 0) return load_scalar(x, a->base, nullptr);
+      if (ok == nullptr && a && a->stride == 1) {  // one vector load
+        llvm::Type* t = llvm::FixedVectorType::get(mem_type(x.dt), unsigned(vec_width_));
+        return to_reg(b_.CreateAlignedLoad(t, element_ptr(x, a->base), llvm::Align(std::size_t(size_bytes(x.dt)))), x.dt);
+      }
+      // A gather: element by element.
+      idx = widen(idx);
+      if (ok) ok = widen(ok);
+      llvm::Value* out = llvm::PoisonValue::get(llvm::FixedVectorType::get(reg_type(x.dt), unsigned(vec_width_)));
+      for (int e = 0; e < vec_width_; ++e)
+        out = b_.CreateInsertElement(out, load_scalar(x, b_.CreateExtractElement(idx, e), ok ? b_.CreateExtractElement(ok, e) : nullptr), e);
+      return out;
+    };
+    if (valid.empty()) return per_lane({&index}, one);
+    return per_lane({&index, &valid}, one);
+  }
+  // A gated load reads element 0 when invalid (always in bounds) and yields 0.
+  llvm::Value* load_scalar(const ast::node& x, llvm::Value* index, llvm::Value* valid) {
+    if (valid == nullptr) return to_reg(b_.CreateLoad(mem_type(x.dt), element_ptr(x, index)), x.dt);
+    llvm::Value* safe = b_.CreateSelect(valid, index, b_.getInt64(0));
+    llvm::Value* v = to_reg(b_.CreateLoad(mem_type(x.dt), element_ptr(x, safe)), x.dt);
+    return b_.CreateSelect(valid, v, llvm::Constant::getNullValue(v->getType()));
   }
   lanes store(const ast::node& x) {
     const lanes &index = emit(x.src[0]), &value = emit(x.src[1]);
     for (int l = 0; l < lane_count_; ++l) {
       bool repeat = false;  // identical lanes write the same element once
       for (int k = 0; k < l && !repeat; ++k) repeat = index[std::size_t(k)] == index[std::size_t(l)];
-      if (!repeat) b_.CreateStore(to_mem(value[std::size_t(l)], x.dt), element_ptr(x, index[std::size_t(l)]));
+      if (!repeat) store_one(x, index[std::size_t(l)], value[std::size_t(l)]);
     }
     return splat(nullptr);
+  }
+  void store_one(const ast::node& x, llvm::Value* idx, llvm::Value* v) {
+    if (!is_vec(idx) && !is_vec(v)) {
+      b_.CreateStore(to_mem(v, x.dt), element_ptr(x, idx));
+      return;
+    }
+    auto a = affine_of(idx);
+    if (a && a->stride == 1) {
+      b_.CreateAlignedStore(to_mem(widen(v), x.dt), element_ptr(x, a->base), llvm::Align(std::size_t(size_bytes(x.dt))));
+      return;
+    }
+    idx = widen(idx);
+    v = widen(v);
+    for (int e = 0; e < vec_width_; ++e)
+      b_.CreateStore(to_mem(b_.CreateExtractElement(v, e), x.dt), element_ptr(x, b_.CreateExtractElement(idx, e)));
   }
 
   lanes reduce(const ast::node& x) {
@@ -276,21 +383,22 @@ class emitter {
     llvm::Value* identity = x.o == ast::op::reduce_sum ? llvm::Constant::getNullValue(t) : lowest(x.dt);
     auto* pre = b_.GetInsertBlock();
     loop l = open_loop(b_.getInt64(0), bound, "r");
-    // accumulators: phis in the header
+    scopes_.emplace_back();
+    scopes_.back()[x.src[1]] = splat(l.index);
+    const lanes& v = emit(x.src[0]);
+    // accumulators: phis in the header, scalar or vector like the values they sum
     lanes acc(static_cast<std::size_t>(lane_count_));
     {
       auto saved = b_.saveIP();
       b_.SetInsertPoint(l.header, l.header->getFirstNonPHIIt());
-      for (auto& a : acc) {
-        auto* phi = b_.CreatePHI(t, 2, "acc");
-        phi->addIncoming(identity, pre);
-        a = phi;
+      for (std::size_t i = 0; i < acc.size(); ++i) {
+        llvm::Type* ty = shaped(t, v[i]);
+        auto* phi = b_.CreatePHI(ty, 2, "acc");
+        phi->addIncoming(is_vec(v[i]) ? b_.CreateVectorSplat(unsigned(vec_width_), identity) : identity, pre);
+        acc[i] = phi;
       }
       b_.restoreIP(saved);
     }
-    scopes_.emplace_back();
-    scopes_.back()[x.src[1]] = splat(l.index);
-    const lanes& v = emit(x.src[0]);
     lanes next(acc.size());
     for (std::size_t i = 0; i < acc.size(); ++i) next[i] = accumulate(x.o, x.dt, acc[i], v[i]);
     scopes_.pop_back();
@@ -302,9 +410,14 @@ class emitter {
     if (o == ast::op::reduce_max) return binary(ast::op::max, t, acc, v);
     if (!is_float(t)) return b_.CreateAdd(acc, v);
     auto* sum = llvm::cast<llvm::Instruction>(b_.CreateFAdd(acc, v));
-    llvm::FastMathFlags fmf = sum->getFastMathFlags();
-    fmf.setAllowReassoc(true);  // lets the vectorizer split a sum into partial sums
-    sum->setFastMathFlags(fmf);
+    // With one lane, let the loop vectorizer split the sum into partial sums (a row sum, a
+    // matvec). With an upcast tile the lanes are the vector: keep the reduce loop scalar
+    // so the SLP vectorizer packs the lanes instead of gathering along the reduce axis.
+    if (lane_count_ == 1 && vec_range_ < 0) {
+      llvm::FastMathFlags fmf = sum->getFastMathFlags();
+      fmf.setAllowReassoc(true);
+      sum->setFastMathFlags(fmf);
+    }
     return sum;
   }
   llvm::Value* lowest(dtype t) {
@@ -325,7 +438,7 @@ class emitter {
       case ast::op::cast: return cast(a, from, x.dt);
       case ast::op::bitcast: {
         llvm::Value* bits = to_mem(a, from);
-        llvm::Type* to = mem_type(x.dt);
+        llvm::Type* to = shaped(mem_type(x.dt), a);
         return to_reg(bits->getType() == to ? bits : b_.CreateBitCast(bits, to), x.dt);
       }
       default: TG_UNREACHABLE("unary op");
@@ -333,11 +446,11 @@ class emitter {
   }
 
   llvm::Value* cast(llvm::Value* a, dtype from, dtype to) {
-    llvm::Type* t = reg_type(to);
+    llvm::Type* t = shaped(reg_type(to), a);
     if (to == dtype::bool_) return is_float(from) ? b_.CreateFCmpUNE(a, llvm::ConstantFP::get(a->getType(), 0.0))
                                                    : b_.CreateICmpNE(a, llvm::ConstantInt::get(a->getType(), 0));
     if (is_float(from) && is_float(to)) {
-      llvm::Value* v = a->getType() == t ? a : (t->getPrimitiveSizeInBits() > a->getType()->getPrimitiveSizeInBits()
+      llvm::Value* v = a->getType() == t ? a : (t->getScalarSizeInBits() > a->getType()->getScalarSizeInBits()
                                                     ? b_.CreateFPExt(a, t) : b_.CreateFPTrunc(a, t));
       return round_to(v, to);
     }
@@ -381,6 +494,8 @@ class emitter {
   int n_global_;
   const kernel_opts& opts_;
   int lane_count_ = 1;
+  int vec_range_ = -1, vec_width_ = 1;
+  std::map<llvm::Value*, affine> affine_;
   llvm::Value *bufs_ = nullptr, *vars_ = nullptr, *begin_ = nullptr, *end_ = nullptr;
   std::deque<std::map<int, lanes>> scopes_;  // deque: references stay valid as scopes open
   std::map<int, llvm::Value*> buffer_ptrs_;
