@@ -6,7 +6,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 
 packages=(g++ meson ninja-build pkg-config python3 llvm-19-dev libboost-dev doctest-dev
-  libcli11-dev libusb-1.0-0-dev libopenblas-dev libsqlite3-dev zlib1g-dev libzstd-dev)
+  libcli11-dev libusb-1.0-0-dev libopenblas-dev libsqlite3-dev zlib1g-dev libzstd-dev libpcre2-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

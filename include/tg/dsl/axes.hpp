@@ -8,6 +8,8 @@ namespace tg {
 // tg::dims<64, 32> or tg::dims<tg::sym<"n", 1, 64>, 16>: a shape known at compile time.
 template <auto... Dims>
 struct dims_t {
+  static_assert(sizeof...(Dims) <= max_rank, "tg::dims: at most 8 dimensions");
+  static_assert(((dim(Dims).min_value() >= 1) && ... && true), "tg::dims: every dim must be >= 1");
   static constexpr shape_t value{dim(Dims)...};
 };
 template <auto... Dims>

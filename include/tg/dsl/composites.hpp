@@ -8,7 +8,7 @@ namespace tg {
 template <class A, class B>
 constexpr auto matmul(const tensor<A>& a, const tensor<B>& b) {
   static_assert(A::rank >= 1 && B::rank >= 2 && A::rank < max_rank && B::rank < max_rank,
-                "tg::matmul(a, b): a needs at least 1 dim and b at least 2");
+                "tg::matmul(a, b): a needs 1 to 7 dims and b 2 to 7 (matmul adds a dim internally)");
   static_assert(A::shape[A::rank - 1] == B::shape[B::rank - 2],
                 "tg::matmul(a, b): a's last dim must equal b's second-to-last dim");
   // a: (..., M, K) -> (..., M, K, 1); b: (..., K, N) -> (..., 1, K, N); multiply, sum over K.
@@ -51,6 +51,7 @@ constexpr auto mean(const tensor<E>& x, Axes axes = {}, Keep keep = {}) {
   constexpr axis_mask mask = [](auto a) {
     return []<int... Ax>(axes_t<Ax...>) { return axes_mask<E::rank, Ax...>(); }(a);
   }(Axes{});
+  static_assert(float_operand<E>, "tg::mean(x): x must be a float tensor; cast<float>(x) first");
   static_assert(reduced_dims_const<E>(mask), "tg::mean: the reduced dims must be compile-time numbers");
   return sum(x, axes, keep) * (1.0 / double(reduced_count<E>(mask)));
 }

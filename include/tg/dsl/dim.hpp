@@ -55,6 +55,7 @@ constexpr dim operator*(std::int64_t c, symbol s) { return dim(c, s); }
 
 // tg::sym<"n", 1, 64>: a symbolic variable n in [1, 64].
 template <fixed_name Name, std::int64_t Lo, std::int64_t Hi>
+  requires(0 <= Lo && Lo <= Hi)
 inline constexpr symbol sym{Name, Lo, Hi};
 
 // A product of dims as coef * (sorted list of symbols); used to compare element counts.

@@ -119,13 +119,32 @@ template <class C, scalar S, class B>
 constexpr auto where(const tensor<C>& c, S s, const tensor<B>& b) { return where(c, constant<B::dt, B::shape>(double(s)), b); }
 
 // --- composites of the above ---
+// Each composite checks its operand itself, so an error names the function the user called.
 template <class E> constexpr auto relu(const tensor<E>& x) { return maximum(x, 0); }
-template <class E> constexpr auto exp(const tensor<E>& x) { return exp2(x * std::numbers::log2e); }
-template <class E> constexpr auto log(const tensor<E>& x) { return log2(x) * std::numbers::ln2; }
-template <class E> constexpr auto cos(const tensor<E>& x) { return sin(x + std::numbers::pi / 2); }
-template <class E> constexpr auto rsqrt(const tensor<E>& x) { return reciprocal(sqrt(x)); }
-template <class E> constexpr auto sigmoid(const tensor<E>& x) { return reciprocal(exp(-x) + 1); }
-template <class E> constexpr auto silu(const tensor<E>& x) { return x * sigmoid(x); }
+template <class E> constexpr auto exp(const tensor<E>& x) {
+  static_assert(float_operand<E>, "tg::exp(x): x must be a float tensor; cast<float>(x) first");
+  return exp2(x * std::numbers::log2e);
+}
+template <class E> constexpr auto log(const tensor<E>& x) {
+  static_assert(float_operand<E>, "tg::log(x): x must be a float tensor; cast<float>(x) first");
+  return log2(x) * std::numbers::ln2;
+}
+template <class E> constexpr auto cos(const tensor<E>& x) {
+  static_assert(float_operand<E>, "tg::cos(x): x must be a float tensor; cast<float>(x) first");
+  return sin(x + std::numbers::pi / 2);
+}
+template <class E> constexpr auto rsqrt(const tensor<E>& x) {
+  static_assert(float_operand<E>, "tg::rsqrt(x): x must be a float tensor; cast<float>(x) first");
+  return reciprocal(sqrt(x));
+}
+template <class E> constexpr auto sigmoid(const tensor<E>& x) {
+  static_assert(float_operand<E>, "tg::sigmoid(x): x must be a float tensor; cast<float>(x) first");
+  return reciprocal(exp(-x) + 1);
+}
+template <class E> constexpr auto silu(const tensor<E>& x) {
+  static_assert(float_operand<E>, "tg::silu(x): x must be a float tensor; cast<float>(x) first");
+  return x * sigmoid(x);
+}
 template <class A, class B> constexpr auto minimum(const A& a, const B& b) { return -maximum(-a, -b); }
 
 }  // namespace tg

@@ -40,12 +40,12 @@ constexpr void collect_vars(const graph& g, std::vector<symbol>& vars) {
 
 // Keeps only the nodes the store depends on, renumbering sources.
 constexpr std::vector<ast::node> compact(const std::vector<ast::node>& nodes) {
-  std::vector<bool> live(nodes.size(), false);
+  std::vector<unsigned char> live(nodes.size(), 0);
   for (std::size_t i = nodes.size(); i-- > 0;) {
-    if (nodes[i].o == ast::op::store) live[i] = true;
+    if (nodes[i].o == ast::op::store) live[i] = 1;
     if (!live[i]) continue;
     for (auto s : nodes[i].src)
-      if (s >= 0) live[std::size_t(s)] = true;
+      if (s >= 0) live[std::size_t(s)] = 1;
   }
   std::vector<int> new_id(nodes.size(), -1);
   std::vector<ast::node> out;
@@ -69,7 +69,7 @@ constexpr auto lower(const tensor<E>& y) {
   plan<lowering::node_budget<E>(), E::reduce_count + 1, E::leaf_count + E::reduce_count + 1> p;
   lowering::graph g;                                              // 1. emit
   const int out = y.e.emit(g);
-  const std::vector<bool> realized = lowering::realize_pass(g, out).realized();  // 2. realize
+  const std::vector<unsigned char> realized = lowering::realize_pass(g, out).realized();  // 2. realize
 
   std::vector<int> buffer_of(g.nodes.size(), -1);              // 3. buffers
   auto add_buffer = [&](int n, buffer_role role) {

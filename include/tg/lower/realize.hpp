@@ -15,8 +15,8 @@ namespace tg::lowering {
 
 class realize_pass {
  public:
-  constexpr realize_pass(const graph& g, int output) : g_(g), realized_(g.nodes.size(), false) {
-    realized_[std::size_t(output)] = true;
+  constexpr realize_pass(const graph& g, int output) : g_(g), realized_(g.nodes.size(), 0) {
+    realized_[std::size_t(output)] = 1;
     // Children have lower ids than parents, so one sweep downwards sees every new root.
     for (int r = output; r >= 0; --r) {
       if (!realized_[std::size_t(r)] || g_.nodes[std::size_t(r)].desc.k == kind::input) continue;
@@ -24,7 +24,7 @@ class realize_pass {
       walk(r, r, false, false, -1);
     }
   }
-  constexpr const std::vector<bool>& realized() const { return realized_; }
+  constexpr const std::vector<unsigned char>& realized() const { return realized_; }
 
  private:
   // `chain` is the top of the elementwise chain n sits in (below a reduce or an expand),
@@ -38,7 +38,7 @@ class realize_pass {
     seen_[std::size_t(n)] |= bit;
     if (x.desc.k == kind::reduce) {
       if (n != root && (in_reduce || past_expand)) {
-        realized_[std::size_t(chain >= 0 ? chain : n)] = true;
+        realized_[std::size_t(chain >= 0 ? chain : n)] = 1;
         return;
       }
       walk(x.src[0], root, true, past_expand, -1);
@@ -52,7 +52,7 @@ class realize_pass {
   }
 
   const graph& g_;
-  std::vector<bool> realized_;
+  std::vector<unsigned char> realized_;
   std::vector<std::uint8_t> seen_;
 };
 
