@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <runtime/opt/specialize.hpp>
 #include <tg/ast/print.hpp>
 
 namespace tg {
@@ -94,7 +95,14 @@ void buffer::copy_out(void* host, std::size_t size_bytes) const {
 struct device::cache {
   std::mutex lock;
   std::multimap<std::uint64_t, std::pair<std::vector<ast::node>, std::shared_ptr<program>>> programs;
+  // Launches per (kernel, variable values): a binding seen this often gets its own kernel.
+  std::map<std::pair<std::uint64_t, std::vector<std::int64_t>>, int> bindings;
+  device_stats stats;
 };
+
+// A binding used this many times is compiled with its values as constants. Once would be
+// wasteful for values that change every call (a decode position), which never repeat.
+constexpr int specialize_after = 3;
 
 device::device(const std::string& name) : name_(name), cache_(std::make_shared<cache>()) {
   std::string kind = name.substr(0, name.find(':'));
@@ -123,7 +131,33 @@ std::shared_ptr<program> device::compile(const kernel_source& source) {
     if (debug_level() >= 2) std::fprintf(stderr, "%s", ast::to_string(source.nodes).c_str());
   }
   cache_->programs.emplace(h, std::make_pair(std::vector<ast::node>(source.nodes.begin(), source.nodes.end()), p));
+  ++cache_->stats.compiled;
   return p;
+}
+
+device_stats device::stats() const {
+  std::lock_guard<std::mutex> guard(cache_->lock);
+  return cache_->stats;
+}
+
+std::shared_ptr<program> device::compile_for(const kernel_source& source, std::span<const std::int64_t> vars,
+                                             bool& specialized) {
+  specialized = false;
+  if (vars.empty() || !opt::has_variables(source.nodes)) return compile(source);
+  int uses = 0;
+  {
+    std::lock_guard<std::mutex> guard(cache_->lock);
+    auto key = std::make_pair(hash_kernel(source.nodes, source.global_ranges), std::vector<std::int64_t>(vars.begin(), vars.end()));
+    uses = ++cache_->bindings[key];
+  }
+  if (uses < specialize_after) return compile(source);
+  std::vector<ast::node> fixed = opt::specialize(source.nodes, vars);
+  if (uses == specialize_after) {
+    std::lock_guard<std::mutex> guard(cache_->lock);
+    ++cache_->stats.specialized;
+  }
+  specialized = true;
+  return compile({fixed, source.global_ranges, source.name + "_s"});
 }
 
 void device::launch(const ast::kernel& kernel, std::span<const buffer> buffers, std::span<const std::int64_t> vars) {
@@ -201,7 +235,8 @@ host_tensor device::run(const plan_view& plan, std::span<const named_input> inpu
   for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
     const kernel_info& info = plan.kernels[k];
     std::span<const ast::node> nodes = plan.kernel_nodes(int(k));
-    auto p = compile({nodes, info.global_ranges, kernel_name(nodes, info.global_ranges)});
+    bool specialized = false;
+    auto p = compile_for({nodes, info.global_ranges, kernel_name(nodes, info.global_ranges)}, values, specialized);
     std::vector<void*> slots;
     for (int s = 0; s < info.slot_count; ++s) slots.push_back(buffers[std::size_t(info.slot_buffer[s])].data());
     auto start = std::chrono::steady_clock::now();

@@ -34,6 +34,12 @@ class buffer {
   std::shared_ptr<state> state_;
 };
 
+// What a device's kernel cache has done (for tests and -v output).
+struct device_stats {
+  int compiled = 0;     // kernels compiled (generic and specialized)
+  int specialized = 0;  // (kernel, binding) pairs given their own specialized kernel
+};
+
 class device {
  public:
   // "CPU", or a registered backend name with arguments after ':' ("AMD:EMU").
@@ -45,6 +51,7 @@ class device {
   // Compiled kernels are cached by AST, so a kernel compiles once per process and device.
   std::shared_ptr<program> compile(const kernel_source& source);
   void synchronize() { backend_->synchronize(); }
+  device_stats stats() const;
 
   // Runs every kernel of a plan: binds inputs by name and symbolic variables by name,
   // checks sizes and dtypes, returns the output.
@@ -60,6 +67,9 @@ class device {
   void launch(const ast::kernel& kernel, std::span<const buffer> buffers, std::span<const std::int64_t> vars = {});
 
  private:
+  // The generic kernel, or after a binding repeats, one specialized to its values.
+  std::shared_ptr<program> compile_for(const kernel_source& source, std::span<const std::int64_t> vars, bool& specialized);
+
   std::string name_;
   std::shared_ptr<backend> backend_;
   struct cache;
