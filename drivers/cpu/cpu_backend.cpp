@@ -68,6 +68,7 @@ class cpu_backend final : public backend {
   void copy_in(void* dst, const void* src, std::size_t n) override { std::memcpy(dst, src, n); }
   void copy_out(void* dst, const void* src, std::size_t n) override { std::memcpy(dst, src, n); }
   void synchronize() override {}
+  bool reads_host_memory() const override { return true; }
 
   std::shared_ptr<program> compile(const kernel_source& source) override {
     codegen::kernel_opts opts = opt::choose_opts(source.nodes, source.global_ranges);

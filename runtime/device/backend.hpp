@@ -35,6 +35,9 @@ class backend {
   virtual void copy_out(void* host_dst, const void* device_src, std::size_t size_bytes) = 0;
   virtual std::shared_ptr<program> compile(const kernel_source& source) = 0;
   virtual void synchronize() = 0;
+  // True when kernels can read host memory directly (the CPU): then device::borrow_host
+  // wraps host memory (an mmap'd model file) without a copy.
+  virtual bool reads_host_memory() const { return false; }
 };
 
 // Backends register by name ("CPU", "AMD"); `args` is what follows the first ':' in a

@@ -81,6 +81,23 @@ buffer::buffer(std::shared_ptr<backend> owner, std::size_t size_bytes) : state_(
   state_->memory = state_->owner->allocate(size_bytes == 0 ? 1 : size_bytes);
   state_->size = size_bytes;
 }
+buffer buffer::borrowed(std::shared_ptr<backend> owner, void* host, std::size_t size_bytes) {
+  buffer b;
+  b.state_ = std::make_shared<state>();
+  b.state_->owner = std::move(owner);
+  b.state_->memory = host;
+  b.state_->size = size_bytes;
+  b.state_->owned = false;
+  return b;
+}
+
+buffer device::borrow_host(const void* host, std::size_t size_bytes) {
+  if (backend_->reads_host_memory()) return buffer::borrowed(backend_, const_cast<void*>(host), size_bytes);
+  buffer b = allocate(size_bytes);
+  b.copy_in(host, size_bytes);
+  return b;
+}
+
 void buffer::copy_in(const void* host, std::size_t size_bytes) {
   if (size_bytes > this->size_bytes())
     throw usage_error(str("buffer::copy_in: ", size_bytes, " bytes do not fit a buffer of ", this->size_bytes()));

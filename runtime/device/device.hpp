@@ -19,6 +19,8 @@ class buffer {
  public:
   buffer() = default;
   buffer(std::shared_ptr<backend> owner, std::size_t size_bytes);
+  // Host memory the device reads in place; the caller keeps it alive and unchanged.
+  static buffer borrowed(std::shared_ptr<backend> owner, void* host, std::size_t size_bytes);
   void* data() const { return state_ ? state_->memory : nullptr; }
   std::size_t size_bytes() const { return state_ ? state_->size : 0; }
   void copy_in(const void* host, std::size_t size_bytes);
@@ -29,7 +31,8 @@ class buffer {
     std::shared_ptr<backend> owner;
     void* memory = nullptr;
     std::size_t size = 0;
-    ~state() { if (memory) owner->release(memory); }
+    bool owned = true;
+    ~state() { if (memory && owned) owner->release(memory); }
   };
   std::shared_ptr<state> state_;
 };
@@ -48,6 +51,9 @@ class device {
   const std::string& name() const { return name_; }
   backend& impl() const { return *backend_; }
   buffer allocate(std::size_t size_bytes) { return buffer(backend_, size_bytes); }
+  // Host memory as a device buffer: borrowed in place where the device reads host memory
+  // (CPU), else copied into a new device buffer.
+  buffer borrow_host(const void* host, std::size_t size_bytes);
   // Compiled kernels are cached by AST, so a kernel compiles once per process and device.
   std::shared_ptr<program> compile(const kernel_source& source);
   void synchronize() { backend_->synchronize(); }

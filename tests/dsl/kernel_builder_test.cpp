@@ -83,3 +83,22 @@ TEST_CASE("the builder refuses output ranges after reduce ranges and bad slots")
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("borrowed host memory is read in place by the CPU device") {
+  auto& cpu = tg::test::cpu();
+  std::vector<float> host = {1, 2, 3, 4};
+  tg::buffer in = cpu.borrow_host(host.data(), 16);
+  CHECK(in.data() == static_cast<void*>(host.data()));
+  tg::kernel_builder kb;
+  auto i = kb.output_range(4);
+  kb.store(0, i, kb.load<float>(1, i) * 10.0);
+  tg::buffer out = cpu.allocate(16);
+  cpu.launch(kb.finish(), std::vector<tg::buffer>{out, in});
+  std::vector<float> got(4);
+  out.copy_out(got.data(), 16);
+  CHECK(got == std::vector<float>{10, 20, 30, 40});
+}
+
+}  // namespace
