@@ -25,6 +25,42 @@ int largest_dividing(std::int64_t bound, std::initializer_list<int> factors) {
   return 1;
 }
 
+// Index arithmetic with every range at a chosen value (others 0) and variables at a
+// typical value: enough to read off how far an index moves when one range steps by 1.
+std::int64_t eval_at(std::span<const ast::node> nodes, int id, int range, std::int64_t value) {
+  const ast::node& n = nodes[std::size_t(id)];
+  auto src = [&](int i) { return eval_at(nodes, n.src[i], range, value); };
+  switch (n.o) {
+    case ast::op::constant: return n.arg;
+    case ast::op::variable: return 61;  // any value > 1 that is not a tile size
+    case ast::op::range: return n.arg == range ? value : 0;
+    case ast::op::add: return src(0) + src(1);
+    case ast::op::sub: return src(0) - src(1);
+    case ast::op::mul: return src(0) * src(1);
+    case ast::op::idiv: return src(1) ? src(0) / src(1) : 0;
+    case ast::op::mod: return src(1) ? src(0) % src(1) : 0;
+    case ast::op::max: return std::max(src(0), src(1));
+    case ast::op::min: return std::min(src(0), src(1));
+    case ast::op::bit_and: return src(0) & src(1);
+    case ast::op::shr: return src(0) >> src(1);
+    case ast::op::shl: return src(0) << src(1);
+    default: return 0;
+  }
+}
+
+// True when every load and store moves by 0 or 1 element as `range` steps (so lanes along
+// it are one vector access), with at least one access moving by 1.
+bool is_unit_stride(std::span<const ast::node> nodes, int range) {
+  bool any_unit = false;
+  for (const ast::node& n : nodes) {
+    if (n.o != ast::op::load && n.o != ast::op::store) continue;
+    std::int64_t stride = eval_at(nodes, n.src[0], range, 1) - eval_at(nodes, n.src[0], range, 0);
+    if (stride != 0 && stride != 1) return false;
+    any_unit = any_unit || stride == 1;
+  }
+  return any_unit;
+}
+
 }  // namespace
 
 codegen::kernel_opts choose_opts(std::span<const ast::node> nodes, int global_ranges) {
@@ -32,12 +68,16 @@ codegen::kernel_opts choose_opts(std::span<const ast::node> nodes, int global_ra
   for (const ast::node& n : nodes) reduces = reduces || ast::is_reduce(n.o);
   codegen::kernel_opts opts;
   if (!reduces || global_ranges == 0) return opts;
-  opts.upcast.assign(std::size_t(global_ranges), 1);
-  // A 4 x 16 register tile over the last two output dims: each loaded element feeds
-  // several accumulators (matmul: a row of a and a row of b per reduce step).
+  // A register tile over the last two output dims when the last one is contiguous in
+  // memory: each loaded element feeds several accumulators (matmul: per reduce step, a
+  // vector of b's row and a few of a's elements). When it is not contiguous (a matvec
+  // over rows), leave the loops alone: LLVM vectorizes the reduce itself.
   int last = global_ranges - 1;
+  if (!is_unit_stride(nodes, last)) return opts;
+  opts.upcast.assign(std::size_t(global_ranges), 1);
   opts.upcast[std::size_t(last)] = largest_dividing(const_bound(nodes, last), {16, 8, 4});
-  if (global_ranges >= 2) opts.upcast[std::size_t(last - 1)] = largest_dividing(const_bound(nodes, last - 1), {4, 2});
+  if (global_ranges >= 2 && opts.upcast[std::size_t(last)] > 1)
+    opts.upcast[std::size_t(last - 1)] = largest_dividing(const_bound(nodes, last - 1), {4, 2});
   return opts;
 }
 
