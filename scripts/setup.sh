@@ -5,7 +5,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 
-packages=(g++ meson ninja-build pkg-config python3 llvm-19-dev libboost-dev doctest-dev
+packages=(g++ meson ninja-build pkg-config python3 llvm-19-dev llvm-19 lld-19 libboost-dev doctest-dev
   libcli11-dev libusb-1.0-0-dev libopenblas-dev libsqlite3-dev zlib1g-dev libzstd-dev libpcre2-dev)
 missing=()
 for p in "${packages[@]}"; do
