@@ -1,0 +1,54 @@
+// faults.hpp: what the emulated GPU reports instead of crashing, and the interrupts it would raise.
+//
+// A queue that meets something it cannot do (an unmapped address, an unknown opcode, a dispatch
+// of a program nobody registered) records a fault_record and halts at that packet (its read
+// pointer stays on it; inside an IB, on the INDIRECT_BUFFER's successor), as a hung queue does on
+// hardware; the host sees its signal never arrive, then reads gpu::faults(). Page faults also latch the GC hub's fault status and address registers
+// (facts 5.10). Nothing is written to an IH ring yet: interrupt_record lists what would be.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "memory/address.hpp"
+
+namespace tg::emu {
+
+using memory::gpu_va;
+
+enum class engine_id : std::uint8_t { compute, sdma };
+
+enum class fault_kind : std::uint8_t {
+  page_fault,       // an access the MMU could not translate (address = the VA)
+  bad_packet,       // unknown opcode, bad field, packet straddling the SDMA ring end
+  unknown_kernel,   // DISPATCH_DIRECT of a program address with no registered kernel (address = it)
+  kernel_error,     // a registered kernel threw
+  bad_queue_setup,  // registers that cannot describe a queue (no doorbell, ring size out of range)
+  protocol,         // the host broke the ring protocol: overrun, write pointer going back, stale shadow
+};
+
+struct fault_record {
+  fault_kind kind;
+  engine_id engine;
+  std::uint32_t queue = 0;      // compute: the HQD bank (GRBM_GFX_CNTL ME/pipe/queue bits); SDMA: 0
+  gpu_va packet_va;             // the packet's first dword
+  std::uint64_t stream_offset = 0;  // bytes from the start of the ring (or of the IB, when in_ib)
+  bool in_ib = false;
+  std::uint32_t header = 0;     // the packet's first dword
+  gpu_va address;               // page_fault: the faulting VA; unknown_kernel: the program address
+  bool write = false;           // page_fault: a write access
+  std::string message;
+};
+
+std::string describe(const fault_record& f);
+
+enum class interrupt_source : std::uint8_t {
+  cp_end_of_pipe,  // RELEASE_MEM with INT_SEL != 0 (facts 3.5)
+  sdma_trap,       // SDMA TRAP (facts 4.4; IH source 49 on gfx11/12)
+};
+
+struct interrupt_record {
+  interrupt_source source;
+  std::uint32_t context = 0;  // RELEASE_MEM's INT_CTXID / TRAP's INT_CONTEXT
+};
+
+}  // namespace tg::emu

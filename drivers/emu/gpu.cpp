@@ -1,0 +1,221 @@
+// gpu.cpp: the emulated GPU's public face: BAR accessors, kernels, stepping and the worker thread
+// (see gpu.hpp). Register behaviours live in gpu_registers.cpp.
+#include "drivers/emu/gpu.hpp"
+
+namespace tg::emu {
+
+// Takes the gpu's lock, refusing a thread that is executing queues: that is a kernel callback
+// calling back into the gpu, which would deadlock.
+class gpu::lock {
+ public:
+  explicit lock(const gpu& g) : g_(g) {
+    if (g.executing_thread_.load() == std::this_thread::get_id())
+      throw usage_error("emu: a kernel callback called back into the gpu; it may only use its dispatch_context");
+    g.mutex_.lock();
+  }
+  ~lock() { g_.mutex_.unlock(); }
+  lock(const lock&) = delete;
+  lock& operator=(const lock&) = delete;
+
+ private:
+  const gpu& g_;
+};
+
+gpu::gpu(const gpu_config& config)
+    : config_(config),
+      core_(std::make_unique<gpu_core>(personality_of(config.gen), config.vram_bytes, config.doorbell_bytes)) {
+  if (config.mmio_bytes == 0 || config.mmio_bytes % 4 != 0)
+    throw usage_error(str("emu: an MMIO BAR of ", config.mmio_bytes, " bytes; it must be a positive multiple of 4"));
+  install_register_behaviours();
+}
+
+gpu::~gpu() { stop(); }
+
+// ---- BARs
+
+void gpu::write_doorbell64(std::uint64_t byte_offset, std::uint64_t value) {
+  {
+    lock l(*this);
+    core_->doorbells.store64(byte_offset, value);
+    kicked_ = true;
+  }
+  wake_.notify_one();
+}
+
+std::uint64_t gpu::read_doorbell64(std::uint64_t byte_offset) {
+  lock l(*this);
+  return core_->doorbells.load64(byte_offset);
+}
+
+std::uint32_t gpu::read_register(std::uint32_t index) {
+  lock l(*this);
+  return core_->regs.read(index);
+}
+
+void gpu::write_register(std::uint32_t index, std::uint32_t value) {
+  {
+    lock l(*this);
+    core_->regs.write(index, value);
+    retired_.clear();
+    kicked_ = true;
+  }
+  wake_.notify_one();
+}
+
+namespace {
+
+void check_mmio(std::uint64_t byte_offset, std::uint64_t mmio_bytes) {
+  if (byte_offset % 4 != 0 || byte_offset >= mmio_bytes)
+    throw usage_error(str("emu: MMIO access at byte ", memory::hex{byte_offset}, " is not a dword inside the ",
+                          mmio_bytes, "-byte register BAR (registers beyond it go through MM_INDEX / MM_DATA)"));
+}
+
+}  // namespace
+
+std::uint32_t gpu::mmio_read32(std::uint64_t byte_offset) {
+  check_mmio(byte_offset, config_.mmio_bytes);
+  return read_register(std::uint32_t(byte_offset / 4));
+}
+
+void gpu::mmio_write32(std::uint64_t byte_offset, std::uint32_t value) {
+  check_mmio(byte_offset, config_.mmio_bytes);
+  write_register(std::uint32_t(byte_offset / 4), value);
+}
+
+// ---- kernels
+
+void gpu::register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi) {
+  if (code_address.value % 256 != 0)
+    throw usage_error(str("emu: kernel at ", code_address,
+                          " is not 256-byte aligned; COMPUTE_PGM_LO holds the address >> 8 (facts 3.10)"));
+  if (!fn) throw usage_error(str("emu: kernel at ", code_address, " has no callback"));
+  if (abi.kernarg_sgpr > 14)
+    throw usage_error(str("emu: kernarg SGPR ", abi.kernarg_sgpr, " leaves COMPUTE_USER_DATA_0..15"));
+  lock l(*this);
+  core_->kernels[code_address.value] = {std::move(fn), abi};
+}
+
+// ---- running
+
+run_summary gpu::run_queues(std::size_t max_packets) {
+  // A packet can write any register (WAIT_REG_MEM's write form), so engines may be created or
+  // retired while one runs: iterate over a snapshot, and destroy retired engines afterwards.
+  struct executing {
+    explicit executing(gpu& g) : g_(g) { g_.executing_thread_ = std::this_thread::get_id(); }
+    ~executing() {
+      g_.executing_thread_ = std::thread::id{};
+      g_.retired_.clear();
+    }
+    gpu& g_;
+  } guard(*this);
+  constexpr std::size_t slice = 256;  // packets per queue per round, so queues interleave
+  run_summary total;
+  for (;;) {
+    std::vector<queue_engine*> queues;
+    for (auto& [bank, q] : compute_) queues.push_back(q.get());
+    if (sdma_) queues.push_back(sdma_.get());
+    bool progress = false, waiting = false;
+    for (queue_engine* q : queues) {
+      progress |= q->poll_doorbell();
+      queue_engine::run_result r = q->run(slice);
+      total.packets += r.packets;
+      progress |= r.packets > 0;
+      waiting |= r.waiting;
+    }
+    total.waiting = waiting;
+    if (!progress || total.packets >= max_packets) break;
+  }
+  return total;
+}
+
+run_summary gpu::step_until_idle() {
+  lock l(*this);
+  return run_queues(SIZE_MAX);
+}
+
+void gpu::start() {
+  lock l(*this);
+  if (worker_.joinable()) return;
+  stopping_ = false;
+  worker_ = std::thread(&gpu::worker, this);
+}
+
+void gpu::stop() {
+  {
+    lock l(*this);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+bool gpu::running() const {
+  lock l(*this);
+  return worker_.joinable() && !stopping_;
+}
+
+void gpu::worker() {
+  std::unique_lock<std::mutex> l(mutex_);
+  while (!stopping_) {
+    kicked_ = false;
+    run_summary r;
+    try {
+      r = run_queues(4096);
+    } catch (const std::exception& e) {  // engines record their own faults; this is a last resort
+      fault_record f{fault_kind::bad_packet, engine_id::compute};
+      f.message = str("emu worker: ", e.what(), "; the worker stopped (step_until_idle still works)");
+      core_->faults.push_back(std::move(f));
+      stopping_ = true;
+      break;
+    }
+    if (r.packets > 0) {  // let the host in between batches
+      l.unlock();
+      std::this_thread::yield();
+      l.lock();
+      continue;
+    }
+    wake_.wait_for(l, r.waiting ? config_.busy_poll : config_.idle_poll, [this] { return stopping_ || kicked_; });
+  }
+}
+
+// ---- what happened
+
+std::vector<fault_record> gpu::faults() const {
+  lock l(*this);
+  return core_->faults;
+}
+
+void gpu::clear_faults() {
+  lock l(*this);
+  core_->faults.clear();
+}
+
+std::vector<interrupt_record> gpu::interrupts() const {
+  lock l(*this);
+  return core_->interrupts;
+}
+
+gpu_stats gpu::stats() const {
+  lock l(*this);
+  return core_->stats;
+}
+
+tlb_stats gpu::tlb() const {
+  lock l(*this);
+  return core_->gmmu.stats();
+}
+
+std::optional<queue_status> gpu::compute_queue(std::uint32_t me, std::uint32_t pipe, std::uint32_t queue) const {
+  lock l(*this);
+  auto it = compute_.find(hqd_bank_of(me, pipe, queue));
+  if (it == compute_.end()) return std::nullopt;
+  return it->second->status();
+}
+
+std::optional<queue_status> gpu::sdma_queue() const {
+  lock l(*this);
+  if (!sdma_) return std::nullopt;
+  return sdma_->status();
+}
+
+}  // namespace tg::emu

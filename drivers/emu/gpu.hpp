@@ -1,0 +1,130 @@
+// gpu.hpp: an emulated AMD GPU (gfx11 or gfx12) that a driver talks to as to the real one:
+// VRAM (BAR0), a doorbell page (BAR2) and MMIO registers (BAR5).
+//
+// Behind the registers are an MMU that walks the page tables the driver wrote in VRAM (with a
+// TLB that only an invalidation request refreshes), a compute queue engine per active HQD (PM4)
+// and the SDMA0 queue engine, created from the same register writes the driver makes on
+// hardware (facts 4.11, 5.4, 10.3). Kernels are host callbacks registered by program address.
+// Nothing a driver can write crashes the host: faults are recorded (faults()) and latched in
+// registers, and the queue stops.
+//
+// The engines run either when a test steps them (step_until_idle, deterministic) or on a worker
+// thread (start), which wakes on every doorbell store and register write made through this
+// class, and otherwise polls the doorbell page, so stores made through a mapping of doorbell_fd()
+// are seen as well.
+//
+//   tg::emu::gpu g({.gen = tg::memory::gfx_gen::gfx12});
+//   tg::memory::page_table pt(g.gen(), va_base, va_size, pool, g.vram(), tlb);  // tables in its VRAM
+//   g.write_register(g.chip().gc_reg.vm_pt_base_lo, std::uint32_t(pt.root_table().value | 1));
+//   ...                                      // the rest of VM_CONTEXT0 and a queue, as a driver does
+//   g.write_doorbell64(0x800, put);          // SDMA0's doorbell (facts 5.3)
+//   g.step_until_idle();
+// tests/drivers/emu/emu_rig.hpp does all of it: page tables, TLB flushes, both kinds of queue.
+//
+// Thread-safe: every member takes the gpu's lock, except chip(), gen() and vram(), which is the
+// BAR (host accesses to VRAM take no lock, as on hardware). A kernel callback runs under that
+// lock and must not call back into the gpu (usage_error).
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "drivers/emu/gpu_core.hpp"
+#include "drivers/emu/queue_engine.hpp"
+
+namespace tg::emu {
+
+struct gpu_config {
+  gfx_gen gen = gfx_gen::gfx11;
+  std::uint64_t vram_bytes = 512ull << 20;       // the reference mock's 512 MiB (facts 10.1)
+  std::uint64_t doorbell_bytes = 0x2000;         // BAR2 (facts 10.1)
+  std::uint64_t mmio_bytes = 2ull << 20;         // BAR5; registers beyond it go through MM_INDEX / RSMU_INDEX
+  std::chrono::microseconds busy_poll{50};       // worker: re-check waits this often
+  std::chrono::microseconds idle_poll{1000};     // worker: look at the doorbell page this often
+};
+
+struct run_summary {
+  std::size_t packets = 0;  // executed by all queues
+  bool waiting = false;     // some queue is blocked on a wait that may be satisfied later
+};
+
+class gpu {
+ public:
+  explicit gpu(const gpu_config& config);
+  ~gpu();  // stops the worker
+  gpu(const gpu&) = delete;
+  gpu& operator=(const gpu&) = delete;
+
+  const personality& chip() const { return core_->chip; }
+  gfx_gen gen() const { return core_->chip.gen; }
+
+  // ---- BAR0: VRAM. A memory::vram_access for the page tables; vram().fd() maps it again.
+  emu::vram& vram() { return core_->memory; }
+
+  // ---- BAR2: doorbells. A 64-bit store of a queue's put value at its doorbell offset.
+  void write_doorbell64(std::uint64_t byte_offset, std::uint64_t value);
+  std::uint64_t read_doorbell64(std::uint64_t byte_offset);
+  int doorbell_fd() const { return core_->doorbells.fd(); }
+
+  // ---- BAR5: MMIO. Dword registers by index, or by byte offset into the BAR.
+  std::uint32_t read_register(std::uint32_t index);
+  void write_register(std::uint32_t index, std::uint32_t value);
+  std::uint32_t mmio_read32(std::uint64_t byte_offset);
+  void mmio_write32(std::uint64_t byte_offset, std::uint32_t value);
+
+  // ---- kernels: `fn` runs for DISPATCH_DIRECT of code_address (256-byte aligned, facts 3.10).
+  void register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi = {});
+
+  // ---- running
+  run_summary step_until_idle();  // on this thread, until no queue can make progress
+  void start();                   // the worker thread
+  void stop();
+  bool running() const;
+
+  // ---- what happened
+  std::vector<fault_record> faults() const;
+  void clear_faults();
+  std::vector<interrupt_record> interrupts() const;
+  gpu_stats stats() const;
+  tlb_stats tlb() const;
+  // The compute queue of an HQD (GRBM_GFX_CNTL me/pipe/queue; the PM4 queue is me 1, pipe 0,
+  // queue 0, facts 5.4), and the SDMA queue; nullopt when not set up.
+  std::optional<queue_status> compute_queue(std::uint32_t me = 1, std::uint32_t pipe = 0, std::uint32_t queue = 0) const;
+  std::optional<queue_status> sdma_queue() const;
+
+ private:
+  class lock;
+  void install_register_behaviours();
+  void activate_hqd();
+  void enable_sdma_ring(std::uint32_t rb_cntl);
+  void invalidate_tlb(std::uint32_t req, std::uint32_t ack_index);
+  std::uint32_t hqd_bank() const;  // of the HQD GRBM_GFX_CNTL selects
+  static std::uint32_t hqd_bank_of(std::uint32_t me, std::uint32_t pipe, std::uint32_t queue) {
+    return me << 8 | pipe << 4 | queue;
+  }
+  void record_setup_fault(engine_id engine, const std::string& message);
+  run_summary run_queues(std::size_t max_packets);
+  void worker();
+
+  gpu_config config_;
+  std::unique_ptr<gpu_core> core_;
+  std::map<std::uint32_t, std::unique_ptr<queue_engine>> compute_;  // by HQD bank
+  std::unique_ptr<queue_engine> sdma_;
+  std::vector<std::unique_ptr<queue_engine>> retired_;  // replaced while a queue ran; freed after it
+  bool mm_sem_held_ = false, gc_sem_held_ = false;
+  bool in_window_ = false;  // inside an MM_DATA / RSMU_DATA access
+
+  mutable std::mutex mutex_;
+  std::atomic<std::thread::id> executing_thread_{};  // the thread running queues (and kernels)
+  std::condition_variable wake_;
+  bool kicked_ = false, stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace tg::emu

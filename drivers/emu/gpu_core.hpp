@@ -1,0 +1,52 @@
+// gpu_core.hpp: the parts of the emulated GPU its queue engines share: memory, registers, MMU,
+// registered kernels, and what they report.
+//
+// The gpu owns one and serialises all access to it under its lock.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "drivers/emu/dispatch.hpp"
+#include "drivers/emu/doorbell_page.hpp"
+#include "drivers/emu/faults.hpp"
+#include "drivers/emu/mmu.hpp"
+#include "drivers/emu/personality.hpp"
+#include "drivers/emu/register_file.hpp"
+#include "drivers/emu/vram.hpp"
+
+namespace tg::emu {
+
+// Counters for tests and logs.
+struct gpu_stats {
+  std::uint64_t pm4_packets = 0, sdma_packets = 0;
+  std::uint64_t dispatches = 0, indirect_buffers = 0, release_mems = 0, acquire_mems = 0, event_writes = 0;
+  std::uint64_t hdp_flushes = 0, tlb_invalidate_requests = 0;
+};
+
+struct gpu_core {
+  gpu_core(const personality& p, std::uint64_t vram_bytes, std::uint64_t doorbell_bytes)
+      : chip(p), memory(vram_bytes), doorbells(doorbell_bytes), gmmu(p, regs, memory),
+        power_on(std::chrono::steady_clock::now()) {}
+
+  // The 100 MHz GPU clock of RELEASE_MEM timestamps and SDMA TIMESTAMP (facts 3.5, 4.6, 5.7),
+  // counted from power-on.
+  std::uint64_t gpu_clock() const {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - power_on);
+    return std::uint64_t(ns.count()) / 10;
+  }
+
+  const personality& chip;
+  vram memory;
+  doorbell_page doorbells;
+  register_file regs;
+  mmu gmmu;
+  std::unordered_map<std::uint64_t, registered_kernel> kernels;  // by program address
+  std::vector<fault_record> faults;
+  std::vector<interrupt_record> interrupts;
+  gpu_stats stats;
+  std::chrono::steady_clock::time_point power_on;
+};
+
+}  // namespace tg::emu

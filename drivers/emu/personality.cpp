@@ -1,0 +1,169 @@
+// personality.cpp: the gfx11 and gfx12 register maps, looked up by name in the generated tables.
+#include "drivers/emu/personality.hpp"
+
+#include <span>
+
+#include "drivers/amd/regs/gc_11_0_0.hpp"
+#include "drivers/amd/regs/gc_12_0_0.hpp"
+#include "drivers/amd/regs/mmhub_3_0_0.hpp"
+#include "drivers/amd/regs/mmhub_4_1_0.hpp"
+
+namespace tg::emu {
+
+namespace {
+
+namespace regs = tg::amd::regs;
+
+// One IP's table with the navi10 bases of its segments.
+struct ip_table {
+  const queue::reg_table& table;
+  std::span<const std::uint32_t> bases;
+
+  std::uint32_t index(std::string_view name) const {
+    const queue::reg_info& r = table.reg(name);
+    return bases[r.base_index] + r.offset;
+  }
+  reg_field field(std::string_view reg, std::string_view name) const { return table.field(table.reg(reg), name); }
+};
+
+// NBIO / NBIF registers: offset + the segment base of facts 10.2 (NBIO bases 0x0, 0x14, 0xD20).
+// Offsets from Linux 6.12 include/asic_reg/nbio/nbio_4_3_0_offset.h, identical in
+// nbif/nbif_6_3_1_offset.h: BIF_BX_PF0_MM_INDEX 0x0 / MM_DATA 0x1 / MM_INDEX_HI 0x6 (segment 0),
+// BIF_BX_PF0_RSMU_INDEX 0x0 / RSMU_DATA 0x1 (segment 1), RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE 0xC3,
+// BIF_BX_PF0_GPU_HDP_FLUSH_REQ 0x106 / _DONE 0x107, BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL 0x12D
+// (segment 2). The results match facts A.5.
+constexpr nbio_registers nbio{0x0, 0x1, 0x6, 0x14 + 0x0, 0x14 + 0x1, 0xD20 + 0xC3, 0xD20 + 0x106, 0xD20 + 0x107,
+                              0xD20 + 0x12D};
+static_assert(nbio.config_memsize == 0xDE3 && nbio.hdp_flush_req == 0xE26 && nbio.remap_hdp_mem_flush_cntl == 0xE4D);
+
+personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_version sdma_v, ip_version mm_v,
+                 ip_table gc, ip_table mm) {
+  const bool g12 = gen == gfx_gen::gfx12;
+  const std::string_view fault_status = g12 ? "regGCVM_L2_PROTECTION_FAULT_STATUS_LO32"
+                                            : "regGCVM_L2_PROTECTION_FAULT_STATUS";
+  personality p{};
+  p.gen = gen;
+  p.target = target;
+  p.gc = gc_v;
+  p.sdma = sdma_v;
+  p.mmhub = mm_v;
+  p.gc_table = &gc.table;
+
+  gc_registers& r = p.gc_reg;
+  r.grbm_gfx_cntl = gc.index("regGRBM_GFX_CNTL");
+  r.hqd_first = gc.index("regCP_MQD_BASE_ADDR");
+  r.hqd_last = gc.index("regCP_HQD_PQ_WPTR_HI");
+  r.hqd_active = gc.index("regCP_HQD_ACTIVE");
+  r.hqd_dequeue_request = gc.index("regCP_HQD_DEQUEUE_REQUEST");
+  r.hqd_pq_base = gc.index("regCP_HQD_PQ_BASE");
+  r.hqd_pq_base_hi = gc.index("regCP_HQD_PQ_BASE_HI");
+  r.hqd_pq_rptr = gc.index("regCP_HQD_PQ_RPTR");
+  r.hqd_pq_rptr_report_addr = gc.index("regCP_HQD_PQ_RPTR_REPORT_ADDR");
+  r.hqd_pq_rptr_report_addr_hi = gc.index("regCP_HQD_PQ_RPTR_REPORT_ADDR_HI");
+  r.hqd_pq_wptr_poll_addr = gc.index("regCP_HQD_PQ_WPTR_POLL_ADDR");
+  r.hqd_pq_wptr_poll_addr_hi = gc.index("regCP_HQD_PQ_WPTR_POLL_ADDR_HI");
+  r.hqd_pq_doorbell_control = gc.index("regCP_HQD_PQ_DOORBELL_CONTROL");
+  r.hqd_pq_control = gc.index("regCP_HQD_PQ_CONTROL");
+  r.hqd_pq_wptr_lo = gc.index("regCP_HQD_PQ_WPTR_LO");
+  r.hqd_pq_wptr_hi = gc.index("regCP_HQD_PQ_WPTR_HI");
+  r.cp_stat = gc.index("regCP_STAT");
+  r.rlc_safe_mode = gc.index("regRLC_SAFE_MODE");
+  r.rlc_bootload_status = gc.index("regRLC_RLCS_BOOTLOAD_STATUS");
+  r.compute_dispatch_initiator = gc.index("regCOMPUTE_DISPATCH_INITIATOR");
+  r.compute_dim_x = gc.index("regCOMPUTE_DIM_X");
+  r.compute_num_thread_x = gc.index("regCOMPUTE_NUM_THREAD_X");
+  r.compute_pgm_lo = gc.index("regCOMPUTE_PGM_LO");
+  r.compute_pgm_hi = gc.index("regCOMPUTE_PGM_HI");
+  r.compute_pgm_rsrc2 = gc.index("regCOMPUTE_PGM_RSRC2");
+  r.compute_user_data_0 = gc.index("regCOMPUTE_USER_DATA_0");
+  r.vm_pt_base_lo = gc.index("regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32");
+  r.vm_pt_base_hi = gc.index("regGCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32");
+  r.vm_pt_start_lo = gc.index("regGCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32");
+  r.vm_pt_start_hi = gc.index("regGCVM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32");
+  r.vm_pt_end_lo = gc.index("regGCVM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32");
+  r.vm_pt_end_hi = gc.index("regGCVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32");
+  r.vm_inv_req = gc.index("regGCVM_INVALIDATE_ENG17_REQ");
+  r.vm_inv_ack = gc.index("regGCVM_INVALIDATE_ENG17_ACK");
+  r.vm_inv_sem = gc.index("regGCVM_INVALIDATE_ENG17_SEM");
+  r.vm_fault_cntl = gc.index("regGCVM_L2_PROTECTION_FAULT_CNTL");
+  r.vm_fault_status = gc.index(fault_status);
+  r.vm_fault_addr_lo = gc.index("regGCVM_L2_PROTECTION_FAULT_ADDR_LO32");
+  r.vm_fault_addr_hi = gc.index("regGCVM_L2_PROTECTION_FAULT_ADDR_HI32");
+  r.fb_location_base = gc.index("regGCMC_VM_FB_LOCATION_BASE");
+  r.fb_location_top = gc.index("regGCMC_VM_FB_LOCATION_TOP");
+  r.system_aperture_low = gc.index("regGCMC_VM_SYSTEM_APERTURE_LOW_ADDR");
+  r.system_aperture_high = gc.index("regGCMC_VM_SYSTEM_APERTURE_HIGH_ADDR");
+
+  sdma_registers& s = p.sdma_reg;
+  s.rb_cntl = gc.index("regSDMA0_QUEUE0_RB_CNTL");
+  s.rb_base = gc.index("regSDMA0_QUEUE0_RB_BASE");
+  s.rb_base_hi = gc.index("regSDMA0_QUEUE0_RB_BASE_HI");
+  s.rb_rptr = gc.index("regSDMA0_QUEUE0_RB_RPTR");
+  s.rb_rptr_hi = gc.index("regSDMA0_QUEUE0_RB_RPTR_HI");
+  s.rb_wptr = gc.index("regSDMA0_QUEUE0_RB_WPTR");
+  s.rb_wptr_hi = gc.index("regSDMA0_QUEUE0_RB_WPTR_HI");
+  s.rb_rptr_addr_lo = gc.index("regSDMA0_QUEUE0_RB_RPTR_ADDR_LO");
+  s.rb_rptr_addr_hi = gc.index("regSDMA0_QUEUE0_RB_RPTR_ADDR_HI");
+  s.rb_wptr_poll_addr_lo = gc.index("regSDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO");
+  s.rb_wptr_poll_addr_hi = gc.index("regSDMA0_QUEUE0_RB_WPTR_POLL_ADDR_HI");
+  s.doorbell = gc.index("regSDMA0_QUEUE0_DOORBELL");
+  s.doorbell_offset = gc.index("regSDMA0_QUEUE0_DOORBELL_OFFSET");
+  s.minor_ptr_update = gc.index("regSDMA0_QUEUE0_MINOR_PTR_UPDATE");
+
+  mmhub_registers& m = p.mm_reg;
+  m.inv_req = mm.index("regMMVM_INVALIDATE_ENG17_REQ");
+  m.inv_ack = mm.index("regMMVM_INVALIDATE_ENG17_ACK");
+  m.inv_sem = mm.index("regMMVM_INVALIDATE_ENG17_SEM");
+  m.fb_location_base = mm.index("regMMMC_VM_FB_LOCATION_BASE");
+  m.fb_location_top = mm.index("regMMMC_VM_FB_LOCATION_TOP");
+
+  p.nbio_reg = nbio;
+
+  register_fields& f = p.field;
+  f.grbm_pipeid = gc.field("regGRBM_GFX_CNTL", "PIPEID");
+  f.grbm_meid = gc.field("regGRBM_GFX_CNTL", "MEID");
+  f.grbm_queueid = gc.field("regGRBM_GFX_CNTL", "QUEUEID");
+  f.hqd_active = gc.field("regCP_HQD_ACTIVE", "ACTIVE");
+  f.hqd_queue_size = gc.field("regCP_HQD_PQ_CONTROL", "QUEUE_SIZE");
+  f.hqd_doorbell_offset = gc.field("regCP_HQD_PQ_DOORBELL_CONTROL", "DOORBELL_OFFSET");
+  f.hqd_doorbell_en = gc.field("regCP_HQD_PQ_DOORBELL_CONTROL", "DOORBELL_EN");
+  f.pgm_hi_data = gc.field("regCOMPUTE_PGM_HI", "DATA");
+  f.num_thread_full = gc.field("regCOMPUTE_NUM_THREAD_X", "NUM_THREAD_FULL");
+  f.rsrc2_user_sgpr = gc.field("regCOMPUTE_PGM_RSRC2", "USER_SGPR");
+  f.rb_enable = gc.field("regSDMA0_QUEUE0_RB_CNTL", "RB_ENABLE");
+  f.rb_size = gc.field("regSDMA0_QUEUE0_RB_CNTL", "RB_SIZE");
+  f.rb_rptr_writeback_enable = gc.field("regSDMA0_QUEUE0_RB_CNTL", "RPTR_WRITEBACK_ENABLE");
+  f.sdma_doorbell_enable = gc.field("regSDMA0_QUEUE0_DOORBELL", "ENABLE");
+  f.sdma_doorbell_offset = gc.field("regSDMA0_QUEUE0_DOORBELL_OFFSET", "OFFSET");
+  f.inv_per_vmid_req = gc.field("regGCVM_INVALIDATE_ENG17_REQ", "PER_VMID_INVALIDATE_REQ");
+  f.inv_clear_fault = gc.field("regGCVM_INVALIDATE_ENG17_REQ", "CLEAR_PROTECTION_FAULT_STATUS_ADDR");
+  f.fault_cntl_clear = gc.field("regGCVM_L2_PROTECTION_FAULT_CNTL", "CLEAR_PROTECTION_FAULT_STATUS_ADDR");
+  f.fault_more = gc.field(fault_status, "MORE_FAULTS");
+  f.fault_walker_error = gc.field(fault_status, "WALKER_ERROR");
+  f.fault_permission = gc.field(fault_status, "PERMISSION_FAULTS");
+  f.fault_mapping_error = gc.field(fault_status, "MAPPING_ERROR");
+  f.fault_cid = gc.field(fault_status, "CID");
+  f.fault_rw = gc.field(fault_status, "RW");
+  f.fault_vmid = gc.field(fault_status, "VMID");
+  f.rlc_safe_mode_cmd = gc.field("regRLC_SAFE_MODE", "CMD");
+  f.bootload_complete = gc.field("regRLC_RLCS_BOOTLOAD_STATUS", "BOOTLOAD_COMPLETE");
+  f.fb_base = gc.field("regGCMC_VM_FB_LOCATION_BASE", "FB_BASE");
+  f.system_aperture_addr = gc.field("regGCMC_VM_SYSTEM_APERTURE_LOW_ADDR", "LOGICAL_ADDR");
+  return p;
+}
+
+}  // namespace
+
+const personality& personality_of(gfx_gen gen) {
+  static const personality gfx11 =
+      make(gfx_gen::gfx11, "gfx1100", {11, 0, 0}, {6, 0, 0}, {3, 0, 0},
+           {regs::gc_11_0_0::table, regs::gc_11_0_0::navi10_bases},
+           {regs::mmhub_3_0_0::table, regs::mmhub_3_0_0::navi10_bases});
+  static const personality gfx12 =
+      make(gfx_gen::gfx12, "gfx1200", {12, 0, 0}, {7, 0, 0}, {4, 1, 0},
+           {regs::gc_12_0_0::table, regs::gc_12_0_0::navi10_bases},
+           {regs::mmhub_4_1_0::table, regs::mmhub_4_1_0::navi10_bases});
+  return gen == gfx_gen::gfx11 ? gfx11 : gfx12;
+}
+
+}  // namespace tg::emu

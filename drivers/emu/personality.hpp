@@ -1,0 +1,83 @@
+// personality.hpp: what differs between the emulated gfx11 and gfx12 GPUs: versions, register
+// indices and field layouts.
+//
+// gfx11 is an RX 7900 XTX (GC 11.0.0, SDMA 6.0.0, MMHUB 3.0.0); gfx12 an RX 9060, the card of seed
+// 000 and of the reference's mock (GC 12.0.0, SDMA 7.0.0, MMHUB 4.1.0; facts 1.1). Indices are the
+// generated tables' offsets (drivers/amd/regs, from the Linux headers) plus the navi10 IP bases
+// the reference mock also uses (facts 10.2, Appendix A); the NBIO registers, which have no
+// generated table yet, are written out with their source.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+#include "memory/gfx_gen.hpp"
+#include "runtime/queue/reg_table.hpp"
+
+namespace tg::emu {
+
+using memory::gfx_gen;
+using queue::reg_field;
+
+struct ip_version {
+  std::uint8_t major, minor, revision;
+};
+
+// GC: queues, compute dispatch state, the GC hub (GCVM) and its fault registers.
+struct gc_registers {
+  std::uint32_t grbm_gfx_cntl;
+  std::uint32_t hqd_first, hqd_last;  // CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI, banked per HQD (facts 5.4)
+  std::uint32_t hqd_active, hqd_dequeue_request, hqd_pq_base, hqd_pq_base_hi, hqd_pq_rptr,
+      hqd_pq_rptr_report_addr, hqd_pq_rptr_report_addr_hi, hqd_pq_wptr_poll_addr, hqd_pq_wptr_poll_addr_hi,
+      hqd_pq_doorbell_control, hqd_pq_control, hqd_pq_wptr_lo, hqd_pq_wptr_hi;
+  std::uint32_t cp_stat, rlc_safe_mode, rlc_bootload_status;
+  std::uint32_t compute_dispatch_initiator, compute_dim_x, compute_num_thread_x, compute_pgm_lo, compute_pgm_hi,
+      compute_pgm_rsrc2, compute_user_data_0;
+  std::uint32_t vm_pt_base_lo, vm_pt_base_hi, vm_pt_start_lo, vm_pt_start_hi, vm_pt_end_lo, vm_pt_end_hi;
+  std::uint32_t vm_inv_req, vm_inv_ack, vm_inv_sem;
+  std::uint32_t vm_fault_cntl, vm_fault_status, vm_fault_addr_lo, vm_fault_addr_hi;
+  std::uint32_t fb_location_base, fb_location_top, system_aperture_low, system_aperture_high;
+};
+
+// SDMA0 queue 0 (facts 4.11, A.3).
+struct sdma_registers {
+  std::uint32_t rb_cntl, rb_base, rb_base_hi, rb_rptr, rb_rptr_hi, rb_wptr, rb_wptr_hi, rb_rptr_addr_lo,
+      rb_rptr_addr_hi, rb_wptr_poll_addr_lo, rb_wptr_poll_addr_hi, doorbell, doorbell_offset, minor_ptr_update;
+};
+
+// MM hub: the second TLB invalidation engine the driver flushes (facts 2.7).
+struct mmhub_registers {
+  std::uint32_t inv_req, inv_ack, inv_sem, fb_location_base, fb_location_top;
+};
+
+// NBIO 4.3.0 (gfx11) and NBIF 6.3.1 (gfx12) agree on all of these (facts A.5).
+struct nbio_registers {
+  std::uint32_t mm_index, mm_data, mm_index_hi, rsmu_index, rsmu_data, config_memsize, hdp_flush_req,
+      hdp_flush_done, remap_hdp_mem_flush_cntl;
+};
+
+struct register_fields {
+  reg_field grbm_pipeid, grbm_meid, grbm_queueid;
+  reg_field hqd_active, hqd_queue_size, hqd_doorbell_offset, hqd_doorbell_en;
+  reg_field pgm_hi_data, num_thread_full, rsrc2_user_sgpr;
+  reg_field rb_enable, rb_size, rb_rptr_writeback_enable, sdma_doorbell_enable, sdma_doorbell_offset;
+  reg_field inv_per_vmid_req, inv_clear_fault, fault_cntl_clear;
+  reg_field fault_more, fault_walker_error, fault_permission, fault_mapping_error, fault_cid, fault_rw, fault_vmid;
+  reg_field rlc_safe_mode_cmd, bootload_complete;
+  reg_field fb_base, system_aperture_addr;
+};
+
+struct personality {
+  gfx_gen gen;
+  std::string_view target;  // the LLVM processor name
+  ip_version gc, sdma, mmhub;
+  gc_registers gc_reg;
+  sdma_registers sdma_reg;
+  mmhub_registers mm_reg;
+  nbio_registers nbio_reg;
+  register_fields field;
+  const queue::reg_table* gc_table;  // for decoding in messages and tests
+};
+
+const personality& personality_of(gfx_gen gen);
+
+}  // namespace tg::emu

@@ -1,0 +1,204 @@
+// pm4_engine.cpp: PM4 type-3 packet execution (see pm4_engine.hpp). Field positions come from
+// pm4_gen.hpp (nvd.h) where nvd.h names them, widths from amd-driver-facts.md section 3.
+#include "drivers/emu/pm4_engine.hpp"
+
+#include <string_view>
+
+#include "drivers/emu/wait_condition.hpp"
+#include "runtime/queue/pm4.hpp"
+
+namespace tg::emu {
+
+namespace pm4 = tg::queue::pm4;
+
+namespace {
+
+constexpr std::uint32_t bits(std::uint32_t word, unsigned shift, unsigned width) {
+  return (word >> shift) & ((1u << width) - 1);
+}
+
+std::string_view opcode_name(std::uint32_t op) {
+  for (const pm4::named_value& nv : pm4::packet3_opcodes)
+    if (nv.value == op) return nv.name;
+  return "not in nvd.h";
+}
+
+// SET_UCONFIG_REG reaches up to 0xC000 + 0xFFFF in the reference (facts 3.2), further than
+// nvd.h's PACKET3_SET_UCONFIG_REG_END, which tg's encoder enforces.
+constexpr std::uint32_t uconfig_window_end = 0x10000;
+// The IB chain: ring -> IB -> IB. The reference and tg use one level (facts 3.8, 5.6).
+constexpr unsigned max_ib_depth = 2;
+constexpr std::uint32_t ib_size_mask = 0xFFFFF;  // IB_SIZE, bits 19:0 (facts 3.8)
+
+}  // namespace
+
+pm4_engine::pm4_engine(gpu_core& core, std::uint32_t bank, const ring_config& ring)
+    : queue_engine(core, engine_id::compute, bank, utcl2_client::cpc, 4, max_ib_depth, ring) {}
+
+void pm4_engine::publish_pointers(std::uint64_t rptr, std::uint64_t wptr) {
+  const gc_registers& r = core_.chip.gc_reg;
+  core_.regs.poke_bank(queue_, r.hqd_pq_rptr, std::uint32_t(rptr));
+  core_.regs.poke_bank(queue_, r.hqd_pq_wptr_lo, std::uint32_t(wptr));
+  core_.regs.poke_bank(queue_, r.hqd_pq_wptr_hi, std::uint32_t(wptr >> 32));
+}
+
+std::uint32_t pm4_engine::sh(std::uint32_t index) const {
+  auto it = sh_.find(index);
+  return it != sh_.end() ? it->second : core_.regs.peek(index);
+}
+
+queue_engine::outcome pm4_engine::execute(packet& p) {
+  if (!p.need(1)) return {outcome::not_ready};
+  const std::uint32_t header = p[0];
+  const std::uint32_t type = header >> 30;
+  if (type == 2) return {outcome::done, 4};  // the one-dword type-2 filler
+  if (type != 3)
+    bad_packet(str("PM4 type-", type, " header ", memory::hex{header}, "; a compute queue runs type-3 packets (facts 3.1)"));
+  if (header == pm4::nop_single_dword) return {outcome::done, 4};
+  const std::uint32_t op = bits(header, 8, 8);
+  const std::size_t dwords = bits(header, 16, 14) + 2;
+  if (!p.need(dwords)) return {outcome::not_ready};
+  auto require_dwords = [&](std::size_t want) {
+    if (dwords != want)
+      bad_packet(str("PM4 ", opcode_name(op), " with ", dwords - 1, " payload dwords; it has ", want - 1,
+                     " (facts 3.1)"));
+  };
+
+  switch (op) {
+    case pm4::PACKET3_NOP:
+      return {outcome::done, 4 * dwords};
+    case pm4::PACKET3_SET_SH_REG:
+      return set_registers(p, dwords, pm4::PACKET3_SET_SH_REG_START, pm4::PACKET3_SET_SH_REG_END, "SET_SH_REG");
+    case pm4::PACKET3_SET_UCONFIG_REG:
+      return set_registers(p, dwords, pm4::PACKET3_SET_UCONFIG_REG_START, uconfig_window_end, "SET_UCONFIG_REG");
+    case pm4::PACKET3_WAIT_REG_MEM:
+      require_dwords(pm4::wait_reg_mem_dwords);
+      return wait_reg_mem(p);
+    case pm4::PACKET3_ACQUIRE_MEM:
+      // Caches are coherent here and the TLB is not a cache ACQUIRE_MEM touches (GCR_CNTL
+      // names the GL caches only, facts 3.4), so there is nothing to do.
+      require_dwords(pm4::acquire_mem_dwords);
+      ++core_.stats.acquire_mems;
+      return {outcome::done, 4 * dwords};
+    case pm4::PACKET3_RELEASE_MEM:
+      require_dwords(pm4::release_mem_dwords);
+      return release_mem(p);
+    case pm4::PACKET3_EVENT_WRITE:
+      // CS_PARTIAL_FLUSH and the other events: every earlier dispatch has already finished.
+      if (dwords != pm4::event_write_dwords && dwords != 4) require_dwords(pm4::event_write_dwords);
+      ++core_.stats.event_writes;
+      return {outcome::done, 4 * dwords};
+    case pm4::PACKET3_INDIRECT_BUFFER:
+      require_dwords(pm4::indirect_buffer_dwords);
+      return indirect_buffer(p);
+    case pm4::PACKET3_DISPATCH_DIRECT:
+      require_dwords(pm4::dispatch_direct_dwords);
+      return dispatch_direct(p);
+    default:
+      bad_packet(str("PM4 opcode ", memory::hex{op}, " (", opcode_name(op), ") is not emulated"));
+  }
+}
+
+queue_engine::outcome pm4_engine::set_registers(packet& p, std::size_t dwords, std::uint32_t window_first,
+                                                std::uint32_t window_end, const char* name) {
+  if (dwords < 3) bad_packet(str("PM4 ", name, " without a value"));
+  const std::uint32_t first = window_first + bits(p[1], 0, 16);  // DW1: register - window start (facts 3.2)
+  const std::size_t count = dwords - 2;
+  if (first + count > window_end)
+    bad_packet(str("PM4 ", name, " of registers ", memory::hex{first}, "..", memory::hex{first + count - 1},
+                   " leaves its window [", memory::hex{window_first}, ", ", memory::hex{window_end}, ")"));
+  for (std::size_t i = 0; i < count; ++i) {
+    sh_[first + std::uint32_t(i)] = p[2 + i];
+    core_.regs.write(first + std::uint32_t(i), p[2 + i]);
+  }
+  return {outcome::done, 4 * dwords};
+}
+
+queue_engine::outcome pm4_engine::wait_reg_mem(packet& p) {
+  const std::uint32_t control = p[1];
+  const std::uint32_t func = bits(control, pm4::WAIT_REG_MEM_FUNCTION.shift, 3);
+  const std::uint32_t mem_space = bits(control, pm4::WAIT_REG_MEM_MEM_SPACE.shift, 2);
+  const std::uint32_t operation = bits(control, pm4::WAIT_REG_MEM_OPERATION.shift, 2);
+  const std::uint32_t reference = p[4], mask = p[5];
+  if (func == 7) bad_packet("WAIT_REG_MEM compare function 7 is reserved");
+  std::uint32_t value = 0;
+  if (mem_space == 1 && operation == 0) {
+    value = core_.gmmu.load32({(p[2] & ~3u) | std::uint64_t{p[3]} << 32}, client_);
+  } else if (mem_space == 0 && operation == 0) {
+    value = core_.regs.read(p[2]);
+  } else if (mem_space == 0 && operation == 1) {
+    // WR_WAIT_WR_REG: write the reference to DW2's register once, then poll DW3's (facts 3.3).
+    if (!p.retrying()) core_.regs.write(p[2], reference);
+    value = core_.regs.read(p[3]);
+  } else {
+    bad_packet(str("WAIT_REG_MEM with mem_space ", mem_space, " and operation ", operation, " is not emulated"));
+  }
+  if (!wait_condition_holds(func, value, mask, reference)) return {outcome::wait};
+  return {outcome::done, 4 * pm4::wait_reg_mem_dwords};
+}
+
+queue_engine::outcome pm4_engine::release_mem(packet& p) {
+  const std::uint32_t dst_sel = bits(p[2], pm4::PACKET3_RELEASE_MEM_DST_SEL.shift, 2);
+  const std::uint32_t int_sel = bits(p[2], pm4::PACKET3_RELEASE_MEM_INT_SEL.shift, 3);
+  const std::uint32_t data_sel = bits(p[2], pm4::PACKET3_RELEASE_MEM_DATA_SEL.shift, 3);
+  const gpu_va address{p[3] | std::uint64_t{p[4]} << 32};
+  const std::uint64_t data = p[5] | std::uint64_t{p[6]} << 32;
+  if (dst_sel > 1) bad_packet(str("RELEASE_MEM DST_SEL ", dst_sel, "; only memory (0, or 1 through L2) is emulated"));
+  switch (pm4::data_sel(data_sel)) {
+    case pm4::data_sel::none: break;
+    case pm4::data_sel::value32: core_.gmmu.store32(address, std::uint32_t(data), client_); break;
+    case pm4::data_sel::value64: core_.gmmu.store64(address, data, client_); break;
+    case pm4::data_sel::gpu_clock:
+    case pm4::data_sel::sys_clock: core_.gmmu.store64(address, core_.gpu_clock(), client_); break;
+    default: bad_packet(str("RELEASE_MEM DATA_SEL ", data_sel, " (GDS or reserved) is not emulated"));
+  }
+  if (int_sel != 0) core_.interrupts.push_back({interrupt_source::cp_end_of_pipe, p[7]});
+  ++core_.stats.release_mems;
+  return {outcome::done, 4 * pm4::release_mem_dwords};
+}
+
+queue_engine::outcome pm4_engine::indirect_buffer(packet& p) {
+  if ((p[3] & pm4::INDIRECT_BUFFER_VALID) == 0)
+    bad_packet("INDIRECT_BUFFER without INDIRECT_BUFFER_VALID (bit 23, facts 3.8)");
+  const std::uint32_t size_dwords = p[3] & ib_size_mask;
+  if (size_dwords == 0) bad_packet("INDIRECT_BUFFER of 0 dwords");
+  ++core_.stats.indirect_buffers;
+  return {outcome::enter_ib, 4 * pm4::indirect_buffer_dwords, {(p[1] & ~3u) | std::uint64_t{p[2]} << 32},
+          4 * std::uint64_t{size_dwords}};
+}
+
+queue_engine::outcome pm4_engine::dispatch_direct(packet& p) {
+  const gc_registers& r = core_.chip.gc_reg;
+  const register_fields& f = core_.chip.field;
+  const std::array<std::uint32_t, 3> groups{p[1], p[2], p[3]};
+  for (std::uint32_t i = 0; i < 3; ++i) core_.regs.poke(r.compute_dim_x + i, groups[i]);
+  core_.regs.poke(r.compute_dispatch_initiator, p[4]);
+
+  // COMPUTE_PGM_LO/HI hold the program address >> 8 (facts 3.10 step 6).
+  const gpu_va program{(std::uint64_t{f.pgm_hi_data.get(sh(r.compute_pgm_hi))} << 32 | sh(r.compute_pgm_lo)) << 8};
+  core_.gmmu.translate(program, 4, access_kind::read, client_);  // the CP fetches the code: it must be mapped
+  auto it = core_.kernels.find(program.value);
+  if (it == core_.kernels.end())
+    throw queue_fault(fault_kind::unknown_kernel,
+                      str("DISPATCH_DIRECT of program ", program, ", for which no kernel is registered"), program);
+
+  std::array<std::uint32_t, 3> threads{};
+  for (std::uint32_t i = 0; i < 3; ++i) threads[i] = f.num_thread_full.get(sh(r.compute_num_thread_x + i));
+  std::array<std::uint32_t, 16> user_data{};
+  for (std::uint32_t i = 0; i < 16; ++i) user_data[i] = sh(r.compute_user_data_0 + i);
+  dispatch_context ctx(core_.gmmu, program, groups, threads, user_data,
+                       f.rsrc2_user_sgpr.get(sh(r.compute_pgm_rsrc2)), it->second.abi);
+  ++core_.stats.dispatches;
+  if (groups[0] == 0 || groups[1] == 0 || groups[2] == 0) return {outcome::done, 4 * pm4::dispatch_direct_dwords};
+  const kernel_fn fn = it->second.fn;
+  try {
+    fn(ctx);
+  } catch (const page_fault&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw queue_fault(fault_kind::kernel_error, str("the kernel at ", program, " threw: ", e.what()), program);
+  }
+  return {outcome::done, 4 * pm4::dispatch_direct_dwords};
+}
+
+}  // namespace tg::emu
