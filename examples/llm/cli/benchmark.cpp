@@ -1,0 +1,70 @@
+// benchmark.cpp: decode timing per token and the prefill / decode summary.
+#include "cli/benchmark.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "model/session.hpp"
+
+namespace tg::cli {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+double seconds(clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+std::string escaped(const std::string& text) {
+  std::string s;
+  for (char c : text) s += c == '\n' ? std::string("\\n") : std::string(1, c);
+  return s;
+}
+
+std::int32_t argmax(const std::vector<float>& v) {
+  return std::int32_t(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+}  // namespace
+
+void run_benchmark(model::transformer& model, const tokenizer::tokenizer& tok, int count, std::ostream& out) {
+  model::session s(model);
+  std::vector<std::int32_t> text = {tok.bos().value_or(0)};
+  const double device_mb = double(model.weight_bytes_per_token() + model.kv_cache_bytes()) / 1e6;
+  auto t0 = clock::now();
+  std::vector<float> logits = s.prefill(text);
+  double decode_total = 0;
+  int decoded = 0;
+  for (int i = 0; i < count && s.position() < model.max_context(); ++i) {
+    auto start = clock::now();
+    if (i > 0) logits = s.decode(text.back());
+    text.push_back(argmax(logits));
+    double sec = seconds(i == 0 ? t0 : start, clock::now());
+    if (i > 0) {
+      decode_total += sec;
+      ++decoded;
+    }
+    double bytes = double(model.weight_bytes_per_token() + model.kv_bytes_read(s.position()));
+    char line[160];
+    std::snprintf(line, sizeof line, "%6.2f ms, %6.2f tok/s, %7.2f GB/s, %d/%d MB  --  ", sec * 1e3, 1.0 / sec,
+                  bytes / sec / 1e9, int(bytes / 1e6), int(device_mb));
+    out << line << escaped(tok.decode(text, true)) << "\n" << std::flush;
+  }
+  // Prefill: a synthetic prompt as in tinygrad's benchmark_llm.py (token 257, then 1000 + i).
+  const std::int64_t n = std::min<std::int64_t>(256, model.max_context() - 1);
+  std::vector<std::int32_t> prompt;
+  for (std::int64_t i = 0; i < n; ++i)
+    prompt.push_back(std::int32_t(i == 0 ? 257 : 1000 + (i - 1) % 1000) % std::int32_t(model.config().vocab));
+  s.reset();
+  auto start = clock::now();
+  s.prefill(prompt);
+  double prefill = seconds(start, clock::now());
+  char summary[200];
+  std::snprintf(summary, sizeof summary, "prefill %.2f tok/s (%lld tokens in chunks of %lld), decode %.2f tok/s (%d tokens)\n",
+                double(n) / prefill, static_cast<long long>(n), static_cast<long long>(model.chunk_size()),
+                decoded > 0 ? decoded / decode_total : 0.0, decoded);
+  out << summary;
+}
+
+}  // namespace tg::cli

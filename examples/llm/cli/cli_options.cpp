@@ -1,0 +1,45 @@
+// cli_options.cpp: option declarations and the checks across options.
+#include "cli/cli_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <tg/error.hpp>
+
+namespace tg::cli {
+
+void add_options(CLI::App& app, cli_options& o) {
+  app.add_option("-m,--model", o.model, "GGUF model file")->required()->check(CLI::ExistingFile);
+  auto* prompt = app.add_option("-p,--prompt", o.prompt, "prompt text");
+  app.add_option("--prompt-file", o.prompt_file, "read the prompt from a file")->check(CLI::ExistingFile)->excludes(prompt);
+  app.add_option("-n,--max-tokens", o.max_tokens, "most tokens to generate")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--temperature", o.temperature, "sampling temperature; 0 is greedy")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--top-k", o.top_k, "keep the k most likely tokens; 0: off")->capture_default_str();
+  app.add_option("--top-p", o.top_p, "keep the most likely tokens whose mass reaches p; 1: off")->capture_default_str();
+  app.add_option("--seed", o.seed, "random seed for sampling")->capture_default_str();
+  app.add_option("--max-context", o.max_context, "KV-cache length (capped at the model's context)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--chunk-size", o.chunk_size, "prompt tokens per forward call")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--threads", o.threads, "CPU threads (default: all cores, or TG_THREADS)")->check(CLI::PositiveNumber);
+  app.add_flag("--chat", o.chat, "interactive chat on stdin with the model's chat template");
+  app.add_option("--benchmark", o.benchmark, "time N generated tokens, then prefill and decode rates")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--device", o.device, "device to run on")->capture_default_str();
+  app.add_option("--dump-logits", o.dump_logits, "write float32 logits (n_vocab per position) of the prompt or --tokens");
+  app.add_option("--tokens", o.tokens, "the prompt as token ids, e.g. 1,2,3 (instead of --prompt)")->delimiter(',');
+  app.add_flag("--tokenize", o.tokenize, "print the prompt's token ids on one line and exit");
+  app.add_flag("--no-bos", o.no_bos, "do not prepend BOS when encoding the prompt");
+  app.add_flag("-v,--verbose", o.verbose, "print timings and time per kernel (synchronizes after every launch)");
+}
+
+void check_options(const cli_options& o) {
+  const bool has_text = !o.prompt.empty() || !o.prompt_file.empty(), has_prompt = has_text || !o.tokens.empty();
+  if (o.tokenize && !has_text) throw usage_error("--tokenize needs --prompt or --prompt-file");
+  if (has_text && !o.tokens.empty()) throw usage_error("give the prompt as text or as --tokens, not both");
+  if (!o.dump_logits.empty() && !has_prompt) throw usage_error("--dump-logits needs --tokens 1,2,3 or a prompt");
+  if (o.top_p <= 0.0f || o.top_p > 1.0f) throw usage_error("--top-p must be in (0, 1]");
+  const int modes = int(o.chat) + int(o.benchmark.has_value()) + int(!o.dump_logits.empty()) + int(o.tokenize);
+  if (modes > 1) throw usage_error("choose one of --chat, --benchmark, --dump-logits and --tokenize");
+  if (modes == 0 && !has_prompt) throw usage_error("nothing to do: give --prompt, --prompt-file, --tokens, --chat, --benchmark or --dump-logits");
+}
+
+}  // namespace tg::cli

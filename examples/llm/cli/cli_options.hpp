@@ -1,0 +1,33 @@
+// cli_options.hpp: the llm command's options, parsed with CLI11.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace tg::cli {
+
+struct cli_options {
+  std::string model, prompt, prompt_file, device = "CPU", dump_logits;
+  std::vector<std::int32_t> tokens;  // --tokens 1,2,3 for --dump-logits
+  std::int64_t max_tokens = 256, max_context = 4096, chunk_size = 32;
+  float temperature = 0.0f, top_p = 1.0f;
+  std::uint32_t top_k = 0;
+  std::uint64_t seed = 0;
+  std::optional<int> threads;
+  std::optional<int> benchmark;  // tokens to time
+  bool chat = false, tokenize = false, no_bos = false, verbose = false;
+};
+
+// Declares every option on `app`, writing into `o`.
+void add_options(CLI::App& app, cli_options& o);
+
+// Checks combinations CLI11 cannot (a prompt for generation, tokens for dump-logits);
+// throws usage_error.
+void check_options(const cli_options& o);
+
+}  // namespace tg::cli

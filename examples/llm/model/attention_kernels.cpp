@@ -1,0 +1,110 @@
+// attention_kernels.cpp: RoPE, KV-cache writes and the three-pass causal softmax attention.
+#include "model/attention_kernels.hpp"
+
+#include <cmath>
+
+#include "model/launch_vars.hpp"
+
+namespace tg::model {
+namespace {
+
+constexpr double log2_e = 1.4426950408889634;
+constexpr double masked = -1e30;  // exp of (masked - max) is exactly 0, and no inf - inf NaN
+
+kvalue context(kernel_builder& kb) { return kb.variable(var_start_pos) + kb.variable(var_tokens); }
+
+}  // namespace
+
+ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache) {
+  kernel_builder kb;
+  const std::int64_t hd = s.head_dim, half = hd / 2;
+  auto h = kb.output_range(heads);
+  auto t = kb.output_range(kb.variable(var_tokens));
+  auto d = kb.output_range(hd);
+  auto pos = kb.variable(var_start_pos) + t;
+  // NORM rotates (2i, 2i+1); NEOX rotates (i, i + half). sign: -1 on the pair's first member.
+  kvalue i, partner, first;
+  if (s.rope == rope_style::norm) {
+    i = d / 2;
+    partner = d + 1 - (d % 2) * 2;
+    first = d % 2 < kb.index(1);
+  } else {
+    i = d % half;
+    partner = (d + half) % hd;
+    first = d < kb.index(half);
+  }
+  auto row = (t * heads + h) * hd;
+  auto x = kb.load<float>(1, row + d), xp = kb.load<float>(1, row + partner);
+  auto cos = kb.load<float>(2, pos * half + i), sin = kb.load<float>(3, pos * half + i);
+  auto rotated = x * cos + kb.where(first, -xp, xp) * sin;
+  kb.store(0, to_cache ? (h * s.max_context + pos) * hd + d : row + d, rotated);
+  return kb.finish();
+}
+
+ast::kernel cache_store_kernel(const attention_shape& s) {
+  kernel_builder kb;
+  const std::int64_t hd = s.head_dim;
+  auto h = kb.output_range(s.n_kv_head);
+  auto t = kb.output_range(kb.variable(var_tokens));
+  auto d = kb.output_range(hd);
+  auto pos = kb.variable(var_start_pos) + t;
+  kb.store(0, (h * s.max_context + pos) * hd + d, kb.load<float>(1, (t * s.n_kv_head + h) * hd + d));
+  return kb.finish();
+}
+
+ast::kernel scores_kernel(const attention_shape& s) {
+  kernel_builder kb;
+  const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
+  auto h = kb.output_range(s.n_head);
+  auto t = kb.output_range(kb.variable(var_tokens));
+  auto c = kb.output_range(context(kb));
+  auto d = kb.reduce_range(hd);
+  auto q = kb.load<float>(1, (t * s.n_head + h) * hd + d);
+  auto k = kb.load<float>(2, ((h / group) * s.max_context + c) * hd + d);
+  auto dot = kb.sum(q * k, d) * (1.0 / std::sqrt(double(hd)));
+  auto visible = c < kb.variable(var_start_pos) + t + 1;
+  auto ctx = context(kb);
+  kb.store(0, (h * kb.variable(var_tokens) + t) * ctx + c, kb.where(visible, dot, kb.constant(dtype::float32, masked)));
+  return kb.finish();
+}
+
+ast::kernel softmax_max_kernel(const attention_shape& s) {
+  kernel_builder kb;
+  auto h = kb.output_range(s.n_head);
+  auto t = kb.output_range(kb.variable(var_tokens));
+  auto ctx = context(kb);
+  auto c = kb.reduce_range(ctx);
+  auto row = h * kb.variable(var_tokens) + t;
+  kb.store(0, row, kb.max(kb.load<float>(1, row * ctx + c), c));
+  return kb.finish();
+}
+
+ast::kernel softmax_sum_kernel(const attention_shape& s) {
+  kernel_builder kb;
+  auto h = kb.output_range(s.n_head);
+  auto t = kb.output_range(kb.variable(var_tokens));
+  auto ctx = context(kb);
+  auto c = kb.reduce_range(ctx);
+  auto row = h * kb.variable(var_tokens) + t;
+  auto e = kb.exp2((kb.load<float>(1, row * ctx + c) - kb.load<float>(2, row)) * log2_e);
+  kb.store(0, row, kb.sum(e, c));
+  return kb.finish();
+}
+
+ast::kernel attend_kernel(const attention_shape& s) {
+  kernel_builder kb;
+  const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
+  auto h = kb.output_range(s.n_head);
+  auto t = kb.output_range(kb.variable(var_tokens));
+  auto d = kb.output_range(hd);
+  auto ctx = context(kb);
+  auto c = kb.reduce_range(ctx);
+  auto row = h * kb.variable(var_tokens) + t;
+  auto p = kb.exp2((kb.load<float>(1, row * ctx + c) - kb.load<float>(2, row)) * log2_e);
+  auto v = kb.load<float>(4, ((h / group) * s.max_context + c) * hd + d);
+  auto o = kb.sum(p * v, c) * kb.unary(ast::op::reciprocal, kb.load<float>(3, row));
+  kb.store(0, (t * s.n_head + h) * hd + d, o);
+  return kb.finish();
+}
+
+}  // namespace tg::model

@@ -1,0 +1,120 @@
+// dequant_kernel.cpp: the per-type unpacking of llm-facts §2.3 as kernel_builder expressions.
+#include "model/dequant_kernel.hpp"
+
+#include <tg/error.hpp>
+
+namespace tg::model {
+namespace {
+
+using gguf::tensor_type;
+
+// Small typed loads: a byte as int32, a signed byte as float, an fp16 field as float.
+kvalue u8(kernel_builder& kb, int slot, kvalue byte) { return kb.cast(dtype::int32, kb.load<std::uint8_t>(slot, byte)); }
+kvalue i8f(kernel_builder& kb, int slot, kvalue byte) { return kb.cast(dtype::float32, kb.load<std::int8_t>(slot, byte)); }
+// `half_index` counts 2-byte units; every fp16 field of these blocks sits at an even offset.
+kvalue f16(kernel_builder& kb, int slot, kvalue half_index) {
+  return kb.cast(dtype::float32, kb.load(slot, dtype::float16, half_index));
+}
+kvalue i32(kernel_builder& kb, kvalue index) { return kb.cast(dtype::int32, index); }
+kvalue f32(kernel_builder& kb, kvalue v) { return kb.cast(dtype::float32, v); }
+
+// Q4_0 / Q5_0 low nibble for j < 16, high nibble for j >= 16, of byte j % 16.
+kvalue nibble_of_32(kernel_builder& kb, int slot, kvalue qs_byte0, kvalue j) {
+  auto byte = u8(kb, slot, qs_byte0 + j % 16);
+  return (byte >> i32(kb, (j / 16) * 4)) & 15;
+}
+
+// Q4_K / Q5_K: the 6-bit scale and min of sub-block sb (0..7) from the 12 bytes at `at`.
+struct scale_min {
+  kvalue scale, min;
+};
+scale_min k_scale_min(kernel_builder& kb, int slot, kvalue at, kvalue sb) {
+  auto i = sb % 4;
+  auto low = u8(kb, slot, at + i), mid = u8(kb, slot, at + i + 4), high = u8(kb, slot, at + i + 8);
+  auto first = sb < kb.index(4);
+  auto sc = kb.where(first, low & 63, (high & 15) | ((low >> 6) << 4));
+  auto mn = kb.where(first, mid & 63, (high >> 4) | ((mid >> 6) << 4));
+  return {f32(kb, sc), f32(kb, mn)};
+}
+
+}  // namespace
+
+std::int64_t group_size(tensor_type type, std::int64_t cols) {
+  switch (type) {
+    case tensor_type::f32: case tensor_type::f16:  // no scales: long groups, less loop overhead
+      for (std::int64_t g : {256, 128, 64, 32})
+        if (cols % g == 0) return g;
+      return cols;
+    case tensor_type::q8_0: case tensor_type::q4_0: case tensor_type::q5_0: return cols % 256 == 0 ? 256 : 32;
+    case tensor_type::q4_k: case tensor_type::q5_k: case tensor_type::q6_k: return 32;
+    default: throw usage_error(str("dequant kernel: tensor type ", gguf::tensor_type_name(type), " is not supported"));
+  }
+}
+
+namespace {
+
+// The value j (< 32) of 32-value group g; for plain floats g and j as group_size gives them.
+kvalue dequant32(kernel_builder& kb, int slot, tensor_type type, std::int64_t row_bytes, kvalue row, kvalue g, kvalue j) {
+  const std::int64_t half_row = row_bytes / 2;
+  switch (type) {
+    case tensor_type::f32: {
+      std::int64_t cols = row_bytes / 4, gs = group_size(type, cols);
+      return kb.load<float>(slot, row * cols + g * gs + j);
+    }
+    case tensor_type::f16: {
+      std::int64_t cols = row_bytes / 2, gs = group_size(type, cols);
+      return f16(kb, slot, row * cols + g * gs + j);
+    }
+    case tensor_type::q8_0: {  // 34 bytes: d, 32 int8
+      auto d = f16(kb, slot, row * half_row + g * 17);
+      return d * i8f(kb, slot, row * row_bytes + g * 34 + 2 + j);
+    }
+    case tensor_type::q4_0: {  // 18 bytes: d, 16 bytes of nibbles
+      auto d = f16(kb, slot, row * half_row + g * 9);
+      auto q = nibble_of_32(kb, slot, row * row_bytes + g * 18 + 2, j);
+      return d * f32(kb, q - 8);
+    }
+    case tensor_type::q5_0: {  // 22 bytes: d, qh (4 bytes), 16 bytes of nibbles
+      auto base = row * row_bytes + g * 22;
+      auto d = f16(kb, slot, row * half_row + g * 11);
+      auto high = (u8(kb, slot, base + 2 + j / 8) >> i32(kb, j % 8)) & 1;
+      auto q = nibble_of_32(kb, slot, base + 6, j) | (high << 4);
+      return d * f32(kb, q - 16);
+    }
+    case tensor_type::q4_k: case tensor_type::q5_k: {  // 144/176 bytes, 8 sub-blocks of 32
+      const std::int64_t bytes = type == tensor_type::q4_k ? 144 : 176, qs_at = type == tensor_type::q4_k ? 16 : 48;
+      auto blk = g / 8, sb = g % 8;
+      auto base = row * row_bytes + blk * bytes;
+      auto d = f16(kb, slot, row * half_row + blk * (bytes / 2));
+      auto dmin = f16(kb, slot, row * half_row + blk * (bytes / 2) + 1);
+      auto [sc, mn] = k_scale_min(kb, slot, base + 4, sb);
+      auto q = (u8(kb, slot, base + qs_at + (sb / 2) * 32 + j) >> i32(kb, (sb % 2) * 4)) & 15;
+      if (type == tensor_type::q5_k) q = q | (((u8(kb, slot, base + 16 + j) >> i32(kb, sb)) & 1) << 4);
+      return d * sc * f32(kb, q) - dmin * mn;
+    }
+    case tensor_type::q6_k: {  // 210 bytes: ql[128], qh[64], int8 scales[16] (one per 16 values), d
+      auto blk = g / 8, sg = g % 8;  // group sg covers values 32 sg .. 32 sg + 31 of the block
+      auto base = row * row_bytes + blk * 210;
+      auto half = sg / 4, quarter = sg % 4;
+      auto ql = u8(kb, slot, base + half * 64 + (quarter % 2) * 32 + j);
+      auto low = (ql >> i32(kb, (quarter / 2) * 4)) & 15;
+      auto high = (u8(kb, slot, base + 128 + half * 32 + j) >> i32(kb, quarter * 2)) & 3;
+      auto d = f16(kb, slot, row * half_row + blk * 105 + 104);
+      auto sc = i8f(kb, slot, base + 192 + sg * 2 + j / 16);
+      return d * sc * f32(kb, (low | (high << 4)) - 32);
+    }
+    default:
+      throw usage_error(str("dequant kernel: tensor type ", gguf::tensor_type_name(type), " is not supported"));
+  }
+}
+
+}  // namespace
+
+kvalue dequant(kernel_builder& kb, int slot, tensor_type type, std::int64_t row_bytes, kvalue row, kvalue g, kvalue j) {
+  const auto& traits = gguf::traits_of(type);
+  const std::int64_t cols = row_bytes / traits.block_bytes * traits.block_elems, gs = group_size(type, cols);
+  if (traits.block_elems == 1 || gs == 32) return dequant32(kb, slot, type, row_bytes, row, g, j);
+  return dequant32(kb, slot, type, row_bytes, row, g * (gs / 32) + j / 32, j % 32);
+}
+
+}  // namespace tg::model

@@ -1,0 +1,22 @@
+#!/bin/sh
+# cli_smoke.sh: the llm command on the tiny-llama fixture: tokenize, greedy text from token
+# ids, dump-logits size, a benchmark run, and an error message. Skips (77) without fixtures.
+llm="$1"
+m="$TG_FIXTURES/models/tiny-llama-f32.gguf"
+[ -f "$m" ] || exit 77
+fail() { echo "FAIL: $*"; exit 1; }
+ids=$("$llm" -m "$m" --tokenize -p "The quick brown fox" 2>/dev/null) || fail "tokenize exited $?"
+[ "$ids" = "1 450 4996 17354 1701 29916" ] || fail "tokenize printed '$ids'"
+text=$("$llm" -m "$m" --tokens 1,450,4996,17354,1701,432,17204,975,278,17366,11203 -n 16 --max-context 64 2>/dev/null) ||
+  fail "generation exited $?"
+[ "$text" = "yanyanyanyanyanyanyanyanyanyanyanyanyanyanyanyan" ] || fail "greedy text '$text'"
+out="${TMPDIR:-/tmp}/tg_cli_smoke_$$.f32"
+"$llm" -m "$m" --dump-logits "$out" --tokens 1,450,4996 2>/dev/null || fail "dump-logits exited $?"
+size=$(wc -c < "$out")
+rm -f "$out"
+[ "$size" -eq $((3 * 32000 * 4)) ] || fail "dump-logits wrote $size bytes"
+lines=$("$llm" -m "$m" --benchmark 3 --max-context 64 --chunk-size 8 2>/dev/null | grep -c "tok/s") || fail "benchmark"
+[ "$lines" -eq 4 ] || fail "benchmark printed $lines timing lines"
+err=$("$llm" -m "$m" --tokens 1,99999 -n 1 2>&1) && fail "an out-of-range id was accepted"
+case "$err" in *"error: "*"99999"*) ;; *) fail "error message '$err'" ;; esac
+echo ok

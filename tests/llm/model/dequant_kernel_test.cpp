@@ -1,0 +1,85 @@
+// dequant_kernel_test.cpp: the kernels' in-kernel dequantization against the scalar reference
+// on quant-golden.gguf, element by element and inside a matmul.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "fixtures.hpp"
+#include "gguf/dequant_reference.hpp"
+#include "gguf/gguf_file.hpp"
+#include "model/dequant_kernel.hpp"
+#include "model/launch_vars.hpp"
+#include "model/linear_kernels.hpp"
+
+namespace {
+
+tg::device& cpu() {
+  static tg::device d("CPU");
+  return d;
+}
+
+// Every value of w, decoded by a kernel: out[r][g * gs + j].
+std::vector<float> dequant_all(const tg::model::weight& w) {
+  tg::kernel_builder kb;
+  const std::int64_t gs = tg::model::group_size(w.type, w.cols);
+  auto r = kb.output_range(w.rows);
+  auto g = kb.output_range(w.cols / gs);
+  auto j = kb.output_range(gs);
+  kb.store(0, r * w.cols + g * gs + j, tg::model::dequant(kb, 1, w.type, w.row_bytes, r, g, j));
+  tg::buffer out = cpu().allocate(std::size_t(w.rows * w.cols) * 4);
+  cpu().launch(kb.finish(), std::vector<tg::buffer>{out, w.data});
+  std::vector<float> got(std::size_t(w.rows * w.cols));
+  out.copy_out(got.data(), got.size() * 4);
+  return got;
+}
+
+std::vector<float> reference(const tg::gguf::file& f, const tg::model::weight& w) {
+  std::vector<float> want(std::size_t(w.rows * w.cols));
+  const std::byte* data = f.tensor_data(f.get_tensor(w.name));
+  for (std::int64_t r = 0; r < w.rows; ++r)
+    tg::gguf::dequantize_row(w.type, data + r * w.row_bytes, want.data() + r * w.cols, std::size_t(w.cols));
+  return want;
+}
+
+TEST_CASE("in-kernel dequantization matches the reference for every supported type") {
+  auto f = tg::gguf::file::open(tg::test::fixture("quant/quant-golden.gguf"));
+  for (const char* type : {"F16", "Q8_0", "Q4_0", "Q5_0", "Q4_K", "Q5_K", "Q6_K"}) {
+    CAPTURE(type);
+    auto w = tg::model::load_weight(cpu(), f, std::string(type) + ".q", 768, 256);
+    auto got = dequant_all(w);
+    auto want = reference(f, w);
+    double worst = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      worst = std::fmax(worst, std::fabs(double(got[i]) - want[i]) / (std::fabs(want[i]) + 1e-3));
+    CHECK(worst <= 1e-6);
+  }
+}
+
+TEST_CASE("the quantized matmul kernel matches a float64 matmul of the dequantized weights") {
+  auto f = tg::gguf::file::open(tg::test::fixture("quant/quant-golden.gguf"));
+  const std::int64_t T = 3;
+  std::vector<float> x(std::size_t(T * 256));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(std::sin(double(i) * 0.37));
+  tg::buffer xb = cpu().allocate(x.size() * 4), out = cpu().allocate(std::size_t(T * 768) * 4);
+  xb.copy_in(x.data(), x.size() * 4);
+  for (const char* type : {"F16", "Q8_0", "Q4_0", "Q5_0", "Q4_K", "Q5_K", "Q6_K"}) {
+    CAPTURE(type);
+    auto w = tg::model::load_weight(cpu(), f, std::string(type) + ".q", 768, 256);
+    auto deq = reference(f, w);
+    tg::model::launch_values vars{T, 0, 0, 0};
+    cpu().launch(tg::model::matmul_kernel(w, tg::model::var_tokens, -1), std::vector<tg::buffer>{out, w.data, xb}, vars);
+    std::vector<float> got(std::size_t(T * 768));
+    out.copy_out(got.data(), got.size() * 4);
+    double worst = 0;
+    for (std::int64_t t = 0; t < T; ++t)
+      for (std::int64_t n = 0; n < 768; ++n) {
+        double s = 0;
+        for (std::int64_t k = 0; k < 256; ++k) s += double(deq[std::size_t(n * 256 + k)]) * x[std::size_t(t * 256 + k)];
+        worst = std::fmax(worst, std::fabs(got[std::size_t(t * 768 + n)] - s));
+      }
+    CHECK(worst <= 1e-4);
+  }
+}
+
+}  // namespace

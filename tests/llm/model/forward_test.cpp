@@ -1,0 +1,105 @@
+// forward_test.cpp: the forward pass on the tiny-llama fixtures against float64 reference
+// logits, as one chunk, token by token and in uneven chunks; and greedy decoding.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fixtures.hpp"
+#include "gguf/gguf_file.hpp"
+#include "logits_compare.hpp"
+#include "model/transformer.hpp"
+
+namespace {
+
+const std::vector<std::int32_t> prompt = {1, 450, 4996, 17354, 1701, 432, 17204, 975, 278, 17366, 11203};
+
+std::vector<float> read_floats(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  in.seekg(0, std::ios::end);
+  std::vector<float> v(std::size_t(in.tellg()) / 4);
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * 4));
+  return v;
+}
+
+tg::device& cpu() {
+  static tg::device d("CPU");
+  return d;
+}
+
+// Logits of every prompt position, feeding the prompt in chunks of `chunk` tokens.
+std::vector<float> prompt_logits(tg::model::transformer& m, std::size_t chunk) {
+  std::vector<float> all;
+  for (std::size_t at = 0; at < prompt.size(); at += chunk) {
+    std::size_t n = std::min(chunk, prompt.size() - at);
+    auto part = m.forward(std::span(prompt).subspan(at, n), std::int64_t(at), tg::model::head::all);
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  return all;
+}
+
+void check_model(const std::string& name, double min_cosine, double max_abs) {
+  auto file = tg::gguf::file::open(tg::test::fixture("models/" + name + ".gguf"));
+  auto want = read_floats(tg::test::fixture("models/" + name + ".np64.logits.f32"));
+  tg::model::transformer m(cpu(), file, {.max_context = 64, .chunk_size = 16});
+  const auto vocab = std::size_t(m.config().vocab);
+  REQUIRE(want.size() == prompt.size() * vocab);
+  for (std::size_t chunk : {std::size_t(16), std::size_t(1), std::size_t(4)}) {
+    CAPTURE(chunk);
+    auto got = prompt_logits(m, chunk);
+    auto a = tg::test::compare_logits(got, want, vocab);
+    MESSAGE(name, " chunk ", chunk, ": min cosine ", a.min_cosine, ", max |diff| ", a.max_abs_diff);
+    CHECK(a.min_cosine >= min_cosine);
+    CHECK(a.max_abs_diff <= max_abs);
+    CHECK(a.same_argmax);
+  }
+}
+
+TEST_CASE("tiny-llama F32 logits match the float64 reference") { check_model("tiny-llama-f32", 0.9999, 1e-3); }
+
+TEST_CASE("tiny-llama Q8_0 logits match the float64 reference") { check_model("tiny-llama-q8_0", 0.999, 1e-4); }
+
+TEST_CASE("tiny-llama Q4_K_M logits match the float64 reference") { check_model("tiny-llama-q4_k_m", 0.999, 1e-4); }
+
+TEST_CASE("greedy decoding of tiny-llama F32 continues as llama.cpp does") {
+  auto file = tg::gguf::file::open(tg::test::fixture("models/tiny-llama-f32.gguf"));
+  std::ifstream in(tg::test::fixture("models/tiny-llama-f32.greedy.txt"));
+  std::string line, ids;
+  while (std::getline(in, line))
+    if (line.rfind("greedy: ", 0) == 0) ids = line.substr(8);
+  std::vector<std::int32_t> want;
+  std::istringstream parse(ids);
+  for (std::int32_t id; parse >> id;) want.push_back(id);
+  REQUIRE(want.size() == 16);
+
+  tg::model::transformer m(cpu(), file, {.max_context = 64, .chunk_size = 8});
+  std::vector<std::int32_t> got;
+  std::vector<float> logits;
+  std::size_t pos = 0;
+  for (; pos < prompt.size(); pos += 8) {
+    auto n = std::min<std::size_t>(8, prompt.size() - pos);
+    logits = m.forward(std::span(prompt).subspan(pos, n), std::int64_t(pos));
+  }
+  pos = prompt.size();
+  while (got.size() < want.size()) {
+    auto best = std::int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    got.push_back(best);
+    logits = m.forward(std::span(&got.back(), 1), std::int64_t(pos++));
+  }
+  CHECK(got == want);
+}
+
+TEST_CASE("forward refuses chunks that do not fit") {
+  auto file = tg::gguf::file::open(tg::test::fixture("models/tiny-llama-f32.gguf"));
+  tg::model::transformer m(cpu(), file, {.max_context = 16, .chunk_size = 4});
+  std::vector<std::int32_t> five(5, 1), one = {1}, bad = {32000};
+  CHECK_THROWS_AS(m.forward(five, 0), tg::usage_error);
+  CHECK_THROWS_AS(m.forward(one, 16), tg::usage_error);
+  CHECK_THROWS_AS(m.forward(bad, 0), tg::usage_error);
+}
+
+}  // namespace

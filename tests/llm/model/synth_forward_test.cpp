@@ -1,0 +1,77 @@
+// synth_forward_test.cpp: llama, qwen2 and qwen3 synthetic models (QKV bias, q/k norm, NEOX
+// RoPE, rope_freqs, untied head, several quant formats) against the float64 reference pass.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "logits_compare.hpp"
+#include "model/transformer.hpp"
+#include "reference_forward.hpp"
+#include "synth/model_writer.hpp"
+
+namespace {
+
+using namespace tg::synth;
+
+tg::device& cpu() {
+  static tg::device d("CPU");
+  return d;
+}
+
+void check_synthetic(model_spec spec, const std::string& label) {
+  CAPTURE(label);
+  spec.random_norms = true;
+  spec.seed = 11;
+  auto path = std::filesystem::temp_directory_path() / ("tg_model_test_" + std::to_string(::getpid()) + "_" + label + ".gguf");
+  write_model(spec, byte_level_vocabulary(spec.arch), path);
+  auto file = tg::gguf::file::open(path);
+  tg::model::transformer m(cpu(), file, {.max_context = 32, .chunk_size = 4});
+  std::vector<std::int32_t> tokens = {3, 70, 101, 44, 250, 17, 9, 200, 65};
+  std::vector<float> got;
+  for (std::size_t at = 0; at < tokens.size(); at += 4) {
+    auto n = std::min<std::size_t>(4, tokens.size() - at);
+    auto part = m.forward(std::span(tokens).subspan(at, n), std::int64_t(at), tg::model::head::all);
+    got.insert(got.end(), part.begin(), part.end());
+  }
+  auto want64 = tg::test::reference_logits(file, m.config(), tokens);
+  std::vector<float> want(want64.begin(), want64.end());
+  auto a = tg::test::compare_logits(got, want, std::size_t(m.config().vocab));
+  MESSAGE(label, ": min cosine ", a.min_cosine, ", max |diff| ", a.max_abs_diff);
+  CHECK(a.min_cosine >= 0.9999);
+  CHECK(a.max_abs_diff <= 1e-3);
+  CHECK(a.same_argmax);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("llama with rope_freqs and an untied head matches the reference") {
+  model_spec s = default_spec(architecture::llama);
+  s.rope_freqs = true;
+  s.tied_output = false;
+  check_synthetic(s, "llama_f32");
+  s.format = weight_format::q4_0;
+  check_synthetic(s, "llama_q4_0");
+  s.format = weight_format::f16;
+  check_synthetic(s, "llama_f16");
+}
+
+TEST_CASE("qwen2 with QKV biases and NEOX RoPE matches the reference") {
+  model_spec s = default_spec(architecture::qwen2);
+  REQUIRE(s.qkv_bias);
+  check_synthetic(s, "qwen2_f32");
+  s.format = weight_format::q8_0;
+  check_synthetic(s, "qwen2_q8_0");
+}
+
+TEST_CASE("qwen3 with q/k norms and a wide head dim matches the reference") {
+  model_spec s = default_spec(architecture::qwen3);
+  check_synthetic(s, "qwen3_f32");
+  s.format = weight_format::q4_k_m;
+  check_synthetic(s, "qwen3_q4_k_m");
+  s.format = weight_format::q5_k;
+  check_synthetic(s, "qwen3_q5_k");
+}
+
+}  // namespace
