@@ -15,13 +15,22 @@ kvalue i8f(kernel_builder& kb, int slot, kvalue byte) { return kb.cast(dtype::fl
 kvalue f16(kernel_builder& kb, int slot, kvalue half_index) {
   return kb.cast(dtype::float32, kb.load(slot, dtype::float16, half_index));
 }
+// A bf16 value (its bits are the top half of a float32), by its index in 2-byte units.
+kvalue bf16(kernel_builder& kb, int slot, kvalue half_index) {
+  return kb.cast(dtype::float32, kb.load(slot, dtype::bfloat16, half_index));
+}
 kvalue i32(kernel_builder& kb, kvalue index) { return kb.cast(dtype::int32, index); }
 kvalue f32(kernel_builder& kb, kvalue v) { return kb.cast(dtype::float32, v); }
 
-// Q4_0 / Q5_0 low nibble for j < 16, high nibble for j >= 16, of byte j % 16.
+// Q4_0 / Q4_1 / Q5_0 / Q5_1 low nibble for j < 16, high nibble for j >= 16, of byte j % 16.
 kvalue nibble_of_32(kernel_builder& kb, int slot, kvalue qs_byte0, kvalue j) {
   auto byte = u8(kb, slot, qs_byte0 + j % 16);
   return (byte >> i32(kb, (j / 16) * 4)) & 15;
+}
+
+// Q5_1: bit j of the 4-byte little-endian mask at `qh_byte0`, as 16 or 0.
+kvalue fifth_bit_of_32(kernel_builder& kb, int slot, kvalue qh_byte0, kvalue j) {
+  return ((u8(kb, slot, qh_byte0 + j / 8) >> i32(kb, j % 8)) & 1) << 4;
 }
 
 // Q4_K / Q5_K: the 6-bit scale and min of sub-block sb (0..7) from the 12 bytes at `at`.
@@ -41,12 +50,14 @@ scale_min k_scale_min(kernel_builder& kb, int slot, kvalue at, kvalue sb) {
 
 std::int64_t group_size(tensor_type type, std::int64_t cols) {
   switch (type) {
-    case tensor_type::f32: case tensor_type::f16:  // no scales: long groups, less loop overhead
+    case tensor_type::f32: case tensor_type::f16: case tensor_type::bf16:  // no scales: long groups, less loop overhead
       for (std::int64_t g : {256, 128, 64, 32})
         if (cols % g == 0) return g;
       return cols;
-    case tensor_type::q8_0: case tensor_type::q4_0: case tensor_type::q5_0: return cols % 256 == 0 ? 256 : 32;
-    case tensor_type::q4_k: case tensor_type::q5_k: case tensor_type::q6_k: return 32;
+    case tensor_type::q8_0: case tensor_type::q4_0: case tensor_type::q5_0: case tensor_type::q4_1: case tensor_type::q5_1:
+      return cols % 256 == 0 ? 256 : 32;
+    case tensor_type::q4_k: case tensor_type::q5_k: case tensor_type::q6_k: case tensor_type::q2_k: case tensor_type::q3_k:
+      return 32;
     default: throw usage_error(str("dequant kernel: tensor type ", gguf::tensor_type_name(type), " is not supported"));
   }
 }
@@ -65,6 +76,10 @@ kvalue dequant32(kernel_builder& kb, int slot, tensor_type type, std::int64_t ro
       std::int64_t cols = row_bytes / 2, gs = group_size(type, cols);
       return f16(kb, slot, row * cols + g * gs + j);
     }
+    case tensor_type::bf16: {
+      std::int64_t cols = row_bytes / 2, gs = group_size(type, cols);
+      return bf16(kb, slot, row * cols + g * gs + j);
+    }
     case tensor_type::q8_0: {  // 34 bytes: d, 32 int8
       auto d = f16(kb, slot, row * half_row + g * 17);
       return d * i8f(kb, slot, row * row_bytes + g * 34 + 2 + j);
@@ -80,6 +95,19 @@ kvalue dequant32(kernel_builder& kb, int slot, tensor_type type, std::int64_t ro
       auto high = (u8(kb, slot, base + 2 + j / 8) >> i32(kb, j % 8)) & 1;
       auto q = nibble_of_32(kb, slot, base + 6, j) | (high << 4);
       return d * f32(kb, q - 16);
+    }
+    case tensor_type::q4_1: {  // 20 bytes: d, m, 16 bytes of nibbles
+      auto d = f16(kb, slot, row * half_row + g * 10);
+      auto m = f16(kb, slot, row * half_row + g * 10 + 1);
+      auto q = nibble_of_32(kb, slot, row * row_bytes + g * 20 + 4, j);
+      return f32(kb, q) * d + m;
+    }
+    case tensor_type::q5_1: {  // 24 bytes: d, m, qh (4 bytes), 16 bytes of nibbles
+      auto base = row * row_bytes + g * 24;
+      auto d = f16(kb, slot, row * half_row + g * 12);
+      auto m = f16(kb, slot, row * half_row + g * 12 + 1);
+      auto q = nibble_of_32(kb, slot, base + 8, j) | fifth_bit_of_32(kb, slot, base + 4, j);
+      return f32(kb, q) * d + m;
     }
     case tensor_type::q4_k: case tensor_type::q5_k: {  // 144/176 bytes, 8 sub-blocks of 32
       const std::int64_t bytes = type == tensor_type::q4_k ? 144 : 176, qs_at = type == tensor_type::q4_k ? 16 : 48;
@@ -102,6 +130,29 @@ kvalue dequant32(kernel_builder& kb, int slot, tensor_type type, std::int64_t ro
       auto d = f16(kb, slot, row * half_row + blk * 105 + 104);
       auto sc = i8f(kb, slot, base + 192 + sg * 2 + j / 16);
       return d * sc * f32(kb, (low | (high << 4)) - 32);
+    }
+    // Q2_K / Q3_K: 16 sub-blocks of 16. Group sg (0..7) is the 32 values 32 sg .. 32 sg + 31 of
+    // the block: half n = sg / 4 and bit shift 2 (sg % 4) of the 2-bit quants in qs[32n + j],
+    // sub-block (scale) 2 sg + j / 16.
+    case tensor_type::q2_k: {  // 84 bytes: scales[16] (low nibble scale, high min), qs[64], d, dmin
+      auto blk = g / 8, sg = g % 8;
+      auto base = row * row_bytes + blk * 84;
+      auto sc_byte = u8(kb, slot, base + sg * 2 + j / 16);
+      auto q = (u8(kb, slot, base + 16 + (sg / 4) * 32 + j) >> i32(kb, (sg % 4) * 2)) & 3;
+      auto d = f16(kb, slot, row * half_row + blk * 42 + 40);
+      auto dmin = f16(kb, slot, row * half_row + blk * 42 + 41);
+      return d * f32(kb, sc_byte & 15) * f32(kb, q) - dmin * f32(kb, sc_byte >> 4);
+    }
+    case tensor_type::q3_k: {  // 110 bytes: hmask[32], qs[64], scales[12] (6-bit, offset 32), d
+      auto blk = g / 8, sg = g % 8;
+      auto base = row * row_bytes + blk * 110;
+      auto i = sg * 2 + j / 16;  // scale index 0..15
+      auto sc_low = (u8(kb, slot, base + 96 + i % 8) >> i32(kb, (i / 8) * 4)) & 15;
+      auto sc_high = (u8(kb, slot, base + 96 + 8 + i % 4) >> i32(kb, (i / 4) * 2)) & 3;
+      auto low = (u8(kb, slot, base + 32 + (sg / 4) * 32 + j) >> i32(kb, (sg % 4) * 2)) & 3;
+      auto high = (u8(kb, slot, base + j) >> i32(kb, sg)) & 1;  // cleared means -4
+      auto d = f16(kb, slot, row * half_row + blk * 55 + 54);
+      return d * f32(kb, (sc_low | (sc_high << 4)) - 32) * f32(kb, (low | (high << 2)) - 4);
     }
     default:
       throw usage_error(str("dequant kernel: tensor type ", gguf::tensor_type_name(type), " is not supported"));

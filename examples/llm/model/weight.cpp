@@ -12,6 +12,7 @@ bool kernels_read(gguf::tensor_type type) {
   switch (type) {
     case tensor_type::f32: case tensor_type::f16: case tensor_type::q8_0: case tensor_type::q4_0:
     case tensor_type::q5_0: case tensor_type::q4_k: case tensor_type::q5_k: case tensor_type::q6_k:
+    case tensor_type::bf16: case tensor_type::q4_1: case tensor_type::q5_1: case tensor_type::q2_k: case tensor_type::q3_k:
       return true;
     default:
       return false;

@@ -44,7 +44,7 @@ std::vector<float> reference(const tg::gguf::file& f, const tg::model::weight& w
 
 TEST_CASE("in-kernel dequantization matches the reference for every supported type") {
   auto f = tg::gguf::file::open(tg::test::fixture("quant/quant-golden.gguf"));
-  for (const char* type : {"F16", "Q8_0", "Q4_0", "Q5_0", "Q4_K", "Q5_K", "Q6_K"}) {
+  for (const char* type : {"F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"}) {
     CAPTURE(type);
     auto w = tg::model::load_weight(cpu(), f, std::string(type) + ".q", 768, 256);
     auto got = dequant_all(w);
@@ -63,7 +63,7 @@ TEST_CASE("the quantized matmul kernel matches a float64 matmul of the dequantiz
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(std::sin(double(i) * 0.37));
   tg::buffer xb = cpu().allocate(x.size() * 4), out = cpu().allocate(std::size_t(T * 768) * 4);
   xb.copy_in(x.data(), x.size() * 4);
-  for (const char* type : {"F16", "Q8_0", "Q4_0", "Q5_0", "Q4_K", "Q5_K", "Q6_K"}) {
+  for (const char* type : {"F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"}) {
     CAPTURE(type);
     auto w = tg::model::load_weight(cpu(), f, std::string(type) + ".q", 768, 256);
     auto deq = reference(f, w);
