@@ -112,8 +112,9 @@ run_summary gpu::run_queues(std::size_t max_packets) {
   run_summary total;
   for (;;) {
     std::vector<queue_engine*> queues;
-    for (auto& [bank, q] : compute_) queues.push_back(q.get());
-    if (sdma_) queues.push_back(sdma_.get());
+    if (!compute_frozen_)  // freeze_engine: fault injection
+      for (auto& [bank, q] : compute_) queues.push_back(q.get());
+    if (sdma_ && !sdma_frozen_) queues.push_back(sdma_.get());
     bool progress = false, waiting = false;
     for (queue_engine* q : queues) {
       progress |= q->poll_doorbell();
@@ -176,6 +177,17 @@ void gpu::worker() {
     }
     wake_.wait_for(l, r.waiting ? config_.busy_poll : config_.idle_poll, [this] { return stopping_ || kicked_; });
   }
+}
+
+// ---- fault injection
+
+void gpu::freeze_engine(engine_id engine, bool frozen) {
+  {
+    lock l(*this);
+    (engine == engine_id::compute ? compute_frozen_ : sdma_frozen_) = frozen;
+    kicked_ = true;  // a thawed engine may have doorbells waiting
+  }
+  wake_.notify_one();
 }
 
 // ---- what happened

@@ -98,6 +98,11 @@ class gpu {
   std::optional<queue_status> compute_queue(std::uint32_t me = 1, std::uint32_t pipe = 0, std::uint32_t queue = 0) const;
   std::optional<queue_status> sdma_queue() const;
 
+  // ---- fault injection, for tests of the driver's hang handling (not a hardware behaviour):
+  // while an engine is frozen the queues never run it, as if that hardware queue hung; its
+  // doorbells are kept in the doorbell page and taken once it thaws.
+  void freeze_engine(engine_id engine, bool frozen);
+
  private:
   class lock;
   void install_register_behaviours();
@@ -118,6 +123,7 @@ class gpu {
   std::unique_ptr<queue_engine> sdma_;
   std::vector<std::unique_ptr<queue_engine>> retired_;  // replaced while a queue ran; freed after it
   bool mm_sem_held_ = false, gc_sem_held_ = false;
+  bool compute_frozen_ = false, sdma_frozen_ = false;  // freeze_engine (fault injection)
   bool in_window_ = false;  // inside an MM_DATA / RSMU_DATA access
 
   mutable std::mutex mutex_;
