@@ -34,7 +34,9 @@ emu_program::emu_program(emu_device& dev, const amd::code_object& co, std::strin
   const std::vector<std::byte> image = co.image_at(queue::gpu_va{code.va.value});
   std::memcpy(code.host.data(), image.data(), image.size());
   summary_ = co.summary(kernel, queue::gpu_va{code.va.value});
-  d.device().register_kernel(gpu_va{summary_.entry.value}, std::move(host_twin), abi_of(summary_));
+  // The host twin is found by the code bytes at the entry, as the CP would fetch them.
+  const std::size_t entry = std::size_t(summary_.entry.value - code.va.value);
+  d.device().register_kernel_code(std::span(image).subspan(entry), std::move(host_twin), abi_of(summary_));
 
   slot_bytes_ = (std::max<std::uint64_t>(layout_.alloc_bytes, 8) + 255) / 256 * 256;
   kernargs_ = d.allocate(slot_bytes_ * kernarg_slots);

@@ -2,6 +2,9 @@
 // (see gpu.hpp). Register behaviours live in gpu_registers.cpp.
 #include "drivers/emu/gpu.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace tg::emu {
 
 // Takes the gpu's lock, refusing a thread that is executing queues: that is a kernel callback
@@ -95,6 +98,23 @@ void gpu::register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi) {
   core_->kernels[code_address.value] = {std::move(fn), abi};
 }
 
+std::uint64_t gpu::hash_code(std::span<const std::byte> code) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (std::byte b : code.first(std::min(code.size(), code_hash_bytes))) h = (h ^ std::uint64_t(b)) * 1099511628211ull;
+  return h;
+}
+
+void gpu::register_kernel_code(std::span<const std::byte> code, kernel_fn fn, kernel_abi abi) {
+  if (code.size() < code_hash_bytes)
+    throw usage_error(str("emu: register_kernel_code needs the first ", code_hash_bytes, " bytes of the code, got ",
+                          code.size()));
+  if (!fn) throw usage_error("emu: register_kernel_code without a callback");
+  if (abi.kernarg_sgpr > 14)
+    throw usage_error(str("emu: kernarg SGPR ", abi.kernarg_sgpr, " leaves COMPUTE_USER_DATA_0..15"));
+  lock l(*this);
+  core_->kernels_by_code[hash_code(code)] = {std::move(fn), abi};
+}
+
 // ---- running
 
 run_summary gpu::run_queues(std::size_t max_packets) {
@@ -111,20 +131,22 @@ run_summary gpu::run_queues(std::size_t max_packets) {
   constexpr std::size_t slice = 256;  // packets per queue per round, so queues interleave
   run_summary total;
   for (;;) {
-    std::vector<queue_engine*> queues;
+    std::vector<std::pair<queue_engine*, bool>> queues;  // (queue, slowed)
+    bool worker = std::this_thread::get_id() == worker_.get_id();
     if (!compute_frozen_)  // freeze_engine: fault injection
-      for (auto& [bank, q] : compute_) queues.push_back(q.get());
-    if (sdma_ && !sdma_frozen_) queues.push_back(sdma_.get());
+      for (auto& [bank, q] : compute_) queues.emplace_back(q.get(), worker && compute_delay_.count() > 0);
+    if (sdma_ && !sdma_frozen_) queues.emplace_back(sdma_.get(), worker && sdma_delay_.count() > 0);
     bool progress = false, waiting = false;
-    for (queue_engine* q : queues) {
+    for (auto [q, slowed] : queues) {
       progress |= q->poll_doorbell();
-      queue_engine::run_result r = q->run(slice);
+      queue_engine::run_result r = q->run(slowed ? 1 : slice);
+      if (slowed && r.packets > 0) slowed_this_round_ = true;
       total.packets += r.packets;
       progress |= r.packets > 0;
       waiting |= r.waiting;
     }
     total.waiting = waiting;
-    if (!progress || total.packets >= max_packets) break;
+    if (!progress || total.packets >= max_packets || slowed_this_round_) break;
   }
   return total;
 }
@@ -170,8 +192,11 @@ void gpu::worker() {
       break;
     }
     if (r.packets > 0) {  // let the host in between batches
+      bool slowed = std::exchange(slowed_this_round_, false);
+      auto delay = std::max(compute_delay_, sdma_delay_);
       l.unlock();
-      std::this_thread::yield();
+      if (slowed) std::this_thread::sleep_for(delay);  // slow_engine: fault injection
+      else std::this_thread::yield();
       l.lock();
       continue;
     }
@@ -186,6 +211,15 @@ void gpu::freeze_engine(engine_id engine, bool frozen) {
     lock l(*this);
     (engine == engine_id::compute ? compute_frozen_ : sdma_frozen_) = frozen;
     kicked_ = true;  // a thawed engine may have doorbells waiting
+  }
+  wake_.notify_one();
+}
+
+void gpu::slow_engine(engine_id engine, std::chrono::microseconds delay) {
+  {
+    lock l(*this);
+    (engine == engine_id::compute ? compute_delay_ : sdma_delay_) = delay;
+    kicked_ = true;
   }
   wake_.notify_one();
 }

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <span>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,6 +81,11 @@ class gpu {
 
   // ---- kernels: `fn` runs for DISPATCH_DIRECT of code_address (256-byte aligned, facts 3.10).
   void register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi = {});
+  // `fn` runs for DISPATCH_DIRECT of any program whose first code_hash_bytes bytes (read
+  // from VRAM through the MMU at dispatch) are those of `code` (the image from the entry on).
+  static constexpr std::size_t code_hash_bytes = 64;
+  void register_kernel_code(std::span<const std::byte> code, kernel_fn fn, kernel_abi abi = {});
+  static std::uint64_t hash_code(std::span<const std::byte> code);
 
   // ---- running
   run_summary step_until_idle();  // on this thread, until no queue can make progress
@@ -102,6 +108,9 @@ class gpu {
   // while an engine is frozen the queues never run it, as if that hardware queue hung; its
   // doorbells are kept in the doorbell page and taken once it thaws.
   void freeze_engine(engine_id engine, bool frozen);
+  // A slow queue: the worker runs one packet of that engine per round and sleeps `delay`
+  // between rounds (0 turns it off). step_until_idle is not slowed.
+  void slow_engine(engine_id engine, std::chrono::microseconds delay);
 
  private:
   class lock;
@@ -124,6 +133,8 @@ class gpu {
   std::vector<std::unique_ptr<queue_engine>> retired_;  // replaced while a queue ran; freed after it
   bool mm_sem_held_ = false, gc_sem_held_ = false;
   bool compute_frozen_ = false, sdma_frozen_ = false;  // freeze_engine (fault injection)
+  std::chrono::microseconds compute_delay_{0}, sdma_delay_{0};  // slow_engine (fault injection)
+  bool slowed_this_round_ = false;
   bool in_window_ = false;  // inside an MM_DATA / RSMU_DATA access
 
   mutable std::mutex mutex_;

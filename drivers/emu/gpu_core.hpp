@@ -43,6 +43,10 @@ struct gpu_core {
   register_file regs;
   mmu gmmu;
   std::unordered_map<std::uint64_t, registered_kernel> kernels;  // by program address
+  // By a hash of the code bytes at the program address (read through the MMU at dispatch):
+  // the same code object runs its host twin wherever it is loaded, and other bytes at a
+  // registered address are not mistaken for it.
+  std::unordered_map<std::uint64_t, registered_kernel> kernels_by_code;
   std::vector<fault_record> faults;
   std::vector<interrupt_record> interrupts;
   gpu_stats stats;

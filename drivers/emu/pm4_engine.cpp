@@ -2,6 +2,8 @@
 // pm4_gen.hpp (nvd.h) where nvd.h names them, widths from amd-driver-facts.md section 3.
 #include "drivers/emu/pm4_engine.hpp"
 
+#include "drivers/emu/gpu.hpp"
+
 #include <string_view>
 
 #include "drivers/emu/wait_condition.hpp"
@@ -178,9 +180,15 @@ queue_engine::outcome pm4_engine::dispatch_direct(packet& p) {
   const gpu_va program{(std::uint64_t{f.pgm_hi_data.get(sh(r.compute_pgm_hi))} << 32 | sh(r.compute_pgm_lo)) << 8};
   core_.gmmu.translate(program, 4, access_kind::read, client_);  // the CP fetches the code: it must be mapped
   auto it = core_.kernels.find(program.value);
-  if (it == core_.kernels.end())
-    throw queue_fault(fault_kind::unknown_kernel,
-                      str("DISPATCH_DIRECT of program ", program, ", for which no kernel is registered"), program);
+  if (it == core_.kernels.end()) {  // by the code bytes the CP would fetch
+    std::array<std::byte, gpu::code_hash_bytes> code{};
+    core_.gmmu.read(program, code, client_);
+    it = core_.kernels_by_code.find(gpu::hash_code(code));
+    if (it == core_.kernels_by_code.end())
+      throw queue_fault(fault_kind::unknown_kernel,
+                        str("DISPATCH_DIRECT of program ", program,
+                            ", for which no kernel is registered (by address or by its code bytes)"), program);
+  }
 
   std::array<std::uint32_t, 3> threads{};
   for (std::uint32_t i = 0; i < 3; ++i) threads[i] = f.num_thread_full.get(sh(r.compute_num_thread_x + i));

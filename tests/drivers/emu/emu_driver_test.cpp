@@ -204,3 +204,29 @@ TEST_CASE("a hung SDMA queue fails its synchronize too, naming sdma0") {
   d.synchronize(5s);
   CHECK(d.device().faults().empty());
 }
+
+namespace {
+
+TEST_CASE("a slow queue finishes late but correctly, and a short synchronize names it") {
+  emu_driver d({.gen = gfx_gen::gfx11});
+  increment_rig inc(d);
+  // fault injection: one packet per round, 20 ms apart; a dispatch is several packets
+  d.device().slow_engine(engine_id::compute, std::chrono::microseconds(20000));
+  for (int i = 0; i < 3; ++i) d.compute().submit(inc.dispatch(d));
+  std::string error;
+  try {
+    d.synchronize(50ms);
+  } catch (const tg::device_error& e) {
+    error = e.what();
+  }
+  INFO(error);
+  CHECK(error.find("compute0") != std::string::npos);
+  // Slow is not hung: with the delay removed and the queue reset, work completes.
+  d.device().slow_engine(engine_id::compute, std::chrono::microseconds(0));
+  d.recover_compute();
+  d.compute().submit(inc.dispatch(d));
+  d.synchronize(5s);
+  CHECK(load32(inc.counter, 0) >= 1);
+}
+
+}  // namespace

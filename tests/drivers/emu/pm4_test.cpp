@@ -274,6 +274,39 @@ TEST_CASE("a PM4 header of type 0 or 1 is a bad packet; type 2 is a one-dword fi
   CHECK(faults[0].message.find("PM4 type-1 header") != std::string::npos);
 }
 
+TEST_CASE_TEMPLATE("a kernel registered by its code bytes runs wherever they are loaded, and only for them", G, gfx11, gfx12) {
+  emu_rig rig(G::gen);
+  pm4_ring q(rig, 4 * KiB);
+  buffer code = rig.alloc(4 * KiB), other = rig.alloc(4 * KiB), kargs = rig.alloc(4 * KiB);
+  buffer scratch = rig.alloc(4 * KiB), counter = rig.alloc(4 * KiB), sig = rig.alloc(4 * KiB);
+  std::vector<std::byte> bytes(gpu::code_hash_bytes);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::byte(i * 7 + 1);  // stands in for ISA
+  rig.g.vram().write(code.pa, bytes);
+  rig.store64(kargs, 0, counter.va.value);
+  rig.g.register_kernel_code(bytes, [](dispatch_context& ctx) {
+    const auto p = ctx.kernarg<gpu_va>(0);
+    ctx.store(p, ctx.load<std::uint32_t>(p) + 1);
+  });
+  cmd_buffer cb;
+  pm4::emit_dispatch(cb, kernel_at(*rig.g.chip().gc_table, code.va), args_for(G::gen, 1, kargs.va, scratch.va));
+  emit_signal(cb, sig.va, 1);
+  q.submit(cb);
+  rig.g.step_until_idle();
+  CHECK(rig.load32(counter, 0) == 1);
+  CHECK(rig.g.faults().empty());
+
+  // different bytes at another address: not the registered kernel
+  cmd_buffer wrong;
+  pm4::emit_dispatch(wrong, kernel_at(*rig.g.chip().gc_table, other.va), args_for(G::gen, 1, kargs.va, scratch.va));
+  q.submit(wrong);
+  rig.g.step_until_idle();
+  auto faults = rig.g.faults();
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].kind == fault_kind::unknown_kernel);
+  CHECK(faults[0].address == other.va);
+  CHECK(rig.load32(counter, 0) == 1);
+}
+
 TEST_CASE_TEMPLATE("a dispatch of an unregistered program is a fault naming the address", G, gfx11, gfx12) {
   emu_rig rig(G::gen);
   pm4_ring q(rig, 4 * KiB);
