@@ -72,6 +72,12 @@ class cpu_backend final : public backend {
 
   std::shared_ptr<program> compile(const kernel_source& source) override {
     codegen::kernel_opts opts = opt::choose_opts(source.nodes, source.global_ranges);
+    if (!source.upcast.empty()) {
+      if (int(source.upcast.size()) != source.global_ranges)
+        throw usage_error(str("CPU: kernel ", source.name, " gives ", source.upcast.size(), " upcasts for ",
+                              source.global_ranges, " output ranges"));
+      opts = {source.upcast, source.vector_lanes};
+    }
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>(source.name, *context);
     jit_.prepare(*module);

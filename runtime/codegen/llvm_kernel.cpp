@@ -25,7 +25,7 @@ class emitter {
           const kernel_opts& opts)
       : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), nodes_(nodes), n_global_(global_ranges), opts_(opts) {
     for (int i = 0; i < n_global_; ++i)
-      if (upcast(i) > 1) vec_range_ = i;  // the innermost upcast range is the vector one
+      if (upcast(i) > 1 && opts_.vector_lanes) vec_range_ = i;  // the innermost upcast range is the vector one
     if (vec_range_ >= 0) vec_width_ = upcast(vec_range_);
     lane_count_ = 1;
     for (int i = 0; i < n_global_; ++i)
@@ -410,10 +410,10 @@ class emitter {
     if (o == ast::op::reduce_max) return binary(ast::op::max, t, acc, v);
     if (!is_float(t)) return b_.CreateAdd(acc, v);
     auto* sum = llvm::cast<llvm::Instruction>(b_.CreateFAdd(acc, v));
-    // With one lane, let the loop vectorizer split the sum into partial sums (a row sum, a
-    // matvec). With an upcast tile the lanes are the vector: keep the reduce loop scalar
-    // so the SLP vectorizer packs the lanes instead of gathering along the reduce axis.
-    if (lane_count_ == 1 && vec_range_ < 0) {
+    // Without a vector range, let the loop vectorizer split each sum into partial sums (a
+    // row sum, a matvec, or several scalar lanes sharing one weight). With a vector range
+    // the lanes are the vector: keep the reduce loop scalar rather than gather along it.
+    if (vec_range_ < 0) {
       llvm::FastMathFlags fmf = sum->getFastMathFlags();
       fmf.setAllowReassoc(true);
       sum->setFastMathFlags(fmf);

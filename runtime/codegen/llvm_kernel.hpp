@@ -19,6 +19,9 @@ namespace tg::codegen {
 // the body repeated per lane (a register tile the SLP vectorizer turns into vector code).
 struct kernel_opts {
   std::vector<int> upcast;  // one per output range; empty means none
+  // The innermost upcast range becomes an LLVM vector; false keeps every lane scalar, so
+  // LLVM vectorizes the reduce loop instead (lanes then share each loaded weight).
+  bool vector_lanes = true;
   bool operator==(const kernel_opts&) const = default;
 };
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 #include <tg/ast/node.hpp>
 
 namespace tg {
@@ -16,6 +17,9 @@ struct kernel_source {
   std::span<const ast::node> nodes;
   int global_ranges = 0;
   std::string name;
+  // A loop shape from the kernel's author (ast::kernel::upcast); empty: the backend decides.
+  std::vector<int> upcast = {};
+  bool vector_lanes = true;
 };
 
 // A compiled kernel, launched with one pointer per buffer slot and the variable values.

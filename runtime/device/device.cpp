@@ -111,7 +111,13 @@ void buffer::copy_out(void* host, std::size_t size_bytes) const {
 
 struct device::cache {
   std::mutex lock;
-  std::multimap<std::uint64_t, std::pair<std::vector<ast::node>, std::shared_ptr<program>>> programs;
+  struct entry {
+    std::vector<ast::node> nodes;
+    std::vector<int> upcast;
+    bool vector_lanes;
+    std::shared_ptr<program> compiled;
+  };
+  std::multimap<std::uint64_t, entry> programs;  // by hash of the AST and loop shape
   // Launches per (kernel, variable values): a binding seen this often gets its own kernel.
   std::map<std::pair<std::uint64_t, std::vector<std::int64_t>>, int> bindings;
   device_stats stats;
@@ -135,11 +141,14 @@ device::device(const std::string& name) : name_(name), cache_(std::make_shared<c
 
 std::shared_ptr<program> device::compile(const kernel_source& source) {
   std::uint64_t h = hash_kernel(source.nodes, source.global_ranges);
+  for (int u : source.upcast) h = (h ^ std::uint64_t(u)) * 1099511628211ull;
+  h ^= source.vector_lanes ? 0 : 0x9E3779B97F4A7C15ull;
   std::lock_guard<std::mutex> guard(cache_->lock);
   auto [first, last] = cache_->programs.equal_range(h);
   for (auto it = first; it != last; ++it)
-    if (std::equal(it->second.first.begin(), it->second.first.end(), source.nodes.begin(), source.nodes.end()))
-      return it->second.second;
+    if (std::equal(it->second.nodes.begin(), it->second.nodes.end(), source.nodes.begin(), source.nodes.end()) &&
+        it->second.upcast == source.upcast && it->second.vector_lanes == source.vector_lanes)
+      return it->second.compiled;
   auto start = std::chrono::steady_clock::now();
   std::shared_ptr<program> p = backend_->compile(source);
   if (debug_level() >= 1) {
@@ -147,7 +156,8 @@ std::shared_ptr<program> device::compile(const kernel_source& source) {
     std::fprintf(stderr, "jit: compiled %s in %.1f ms\n", source.name.c_str(), ms);
     if (debug_level() >= 2) std::fprintf(stderr, "%s", ast::to_string(source.nodes).c_str());
   }
-  cache_->programs.emplace(h, std::make_pair(std::vector<ast::node>(source.nodes.begin(), source.nodes.end()), p));
+  cache_->programs.emplace(h, cache::entry{std::vector<ast::node>(source.nodes.begin(), source.nodes.end()),
+                                           source.upcast, source.vector_lanes, p});
   ++cache_->stats.compiled;
   return p;
 }
@@ -174,13 +184,14 @@ std::shared_ptr<program> device::compile_for(const kernel_source& source, std::s
     ++cache_->stats.specialized;
   }
   specialized = true;
-  return compile({fixed, source.global_ranges, source.name + "_s"});
+  return compile({fixed, source.global_ranges, source.name + "_s", source.upcast, source.vector_lanes});
 }
 
 void device::launch(const ast::kernel& kernel, std::span<const buffer> buffers, std::span<const std::int64_t> vars) {
   if (int(buffers.size()) != kernel.slot_count)
     throw usage_error(str("launch: the kernel uses ", kernel.slot_count, " buffer slots, ", buffers.size(), " buffers given"));
-  auto p = compile({kernel.nodes, kernel.global_ranges, kernel_name(kernel.nodes, kernel.global_ranges)});
+  auto p = compile({kernel.nodes, kernel.global_ranges, kernel_name(kernel.nodes, kernel.global_ranges), kernel.upcast,
+                    kernel.vector_lanes});
   std::vector<void*> slots;
   for (const buffer& b : buffers) slots.push_back(b.data());
   p->launch(slots, vars);

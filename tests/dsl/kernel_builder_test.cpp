@@ -102,3 +102,29 @@ TEST_CASE("borrowed host memory is read in place by the CPU device") {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("a kernel's own loop shape is honoured, cached apart, and computes the same") {
+  tg::device dev("CPU");
+  const std::int64_t rows = 16, cols = 64;
+  const auto w = tg::test::random_floats(std::size_t(rows * cols), 3), x = tg::test::random_floats(std::size_t(cols), 4);
+  tg::buffer wb = dev.borrow_host(w.data(), w.size() * 4), xb = dev.borrow_host(x.data(), x.size() * 4);
+  auto run = [&](const tg::ast::kernel& k) {
+    tg::buffer out = dev.allocate(std::size_t(rows) * 4);
+    dev.launch(k, std::vector<tg::buffer>{out, wb, xb});
+    std::vector<float> got(static_cast<std::size_t>(rows));
+    out.copy_out(got.data(), got.size() * 4);
+    return got;
+  };
+  tg::ast::kernel plain = matvec(rows, cols), lanes = plain;
+  lanes.upcast = {4};
+  lanes.vector_lanes = false;
+  auto a = run(plain), b = run(lanes);
+  tg::test::check_close(b, a, 1e-5);
+  CHECK(dev.stats().compiled == 2);
+  run(lanes);
+  CHECK(dev.stats().compiled == 2);
+}
+
+}  // namespace

@@ -37,4 +37,11 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
   return kb.finish();
 }
 
+ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
+  ast::kernel k = matmul_kernel(w, var_tokens, -1, epilogue);
+  k.upcast = {1, prefill_token_lanes, 1};  // rows, tokens, the unit range
+  k.vector_lanes = false;
+  return k;
+}
+
 }  // namespace tg::model

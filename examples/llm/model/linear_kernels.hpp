@@ -20,6 +20,11 @@ struct matmul_epilogue {
 // Slots: 0 out, 1 W, 2 x, then the epilogue's. rows/first are launch variables (first may be
 // -1: none).
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue = {});
+// The same matmul for chunks whose token count is a multiple of `token_lanes`: each
+// dequantized weight feeds that many token accumulators (scalar lanes; LLVM vectorizes the
+// reduce), so prefill dequantizes a weight once per `token_lanes` tokens, not per token.
+inline constexpr int prefill_token_lanes = 8;
+ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {});
 
 
 }  // namespace tg::model

@@ -22,6 +22,7 @@ namespace tg::model {
 struct linear {
   const weight* w = nullptr;
   ast::kernel kernel;
+  ast::kernel prefill;  // for chunks of a multiple of prefill_token_lanes tokens
 };
 
 struct layer_kernels {
@@ -141,7 +142,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   for (const layer_weights& l : weights_.layers) {
     layer_kernels k;
     auto lin = [&](const weight& w, matmul_epilogue e = {}) {
-      return linear{&w, matmul_kernel(w, var_tokens, -1, e)};
+      return linear{&w, matmul_kernel(w, var_tokens, -1, e), matmul_prefill_kernel(w, e)};
     };
     k.q = lin(l.wq, {.bias = bool(l.bq)});
     k.k = lin(l.wk, {.bias = bool(l.bk)});
@@ -211,7 +212,9 @@ void transformer::run_layer(std::size_t index) {
   layer_kernels& k = s.layers[index];
   auto matmul = [&](const linear& l, const buffer& out, const buffer& in, const buffer& residual = {},
                     const std::optional<weight>& bias = std::nullopt) {
-    const ast::kernel& kernel = l.kernel;
+    const std::int64_t tokens = s.vars[var_tokens];
+    const bool tiled = tokens >= prefill_token_lanes && tokens % prefill_token_lanes == 0;
+    const ast::kernel& kernel = tiled ? l.prefill : l.kernel;
     if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data});
     else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual});
     else s.run(dev_, kernel, {out, l.w->data, in});

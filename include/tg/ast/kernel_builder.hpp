@@ -21,6 +21,12 @@ struct kernel {
   std::vector<node> nodes;
   int global_ranges = 0;
   int slot_count = 0;
+  // Optional loop shape chosen by the kernel's author instead of the default heuristic:
+  // per output range, how many iterations one loop step covers (register lanes), and
+  // whether the innermost such range becomes a vector (false: lanes stay scalar, and the
+  // reduce inside is vectorized instead). The caller guarantees each bound divides.
+  std::vector<int> upcast;
+  bool vector_lanes = true;
 };
 
 }  // namespace ast

@@ -1,6 +1,7 @@
 // codegen_differential_test.cpp: every kernel of a set of plans, compiled by the LLVM
 // codegen under many loop shapes (no opts, each output range upcast by 2/4/8/16, pairs of
-// them, so lanes, vector loads, gathers and gated loads are all exercised), must compute
+// them, as vectors or as scalar lanes, so vector loads, gathers and gated loads are all
+// exercised), must compute
 // what the scalar AST interpreter computes on the same random buffers.
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -53,6 +54,13 @@ std::vector<tg::codegen::kernel_opts> candidate_opts(std::span<const tg::ast::no
           out.push_back(o);
         }
       }
+  // the same shapes with every lane scalar (no vector range; the reduce is vectorized)
+  const std::size_t vector_shapes = out.size();
+  for (std::size_t i = 1; i < vector_shapes; ++i) {
+    tg::codegen::kernel_opts o = out[i];
+    o.vector_lanes = false;
+    out.push_back(o);
+  }
   return out;
 }
 
@@ -101,6 +109,7 @@ void check_plan(const tg::plan_view& plan, std::vector<std::int64_t> vars = {}) 
     for (const auto& opts : candidate_opts(nodes, info.global_ranges)) {
       std::string shape;
       for (int u : opts.upcast) shape += std::to_string(u) + " ";
+      if (!opts.vector_lanes) shape += "scalar lanes ";
       INFO("kernel " << k << " (" << tg::kernel_name(nodes, info.global_ranges) << "), upcast [ " << shape << "]");
       std::vector<std::vector<std::byte>> got = inputs;
       std::vector<void*> ptrs;
