@@ -167,9 +167,7 @@ device_stats device::stats() const {
   return cache_->stats;
 }
 
-std::shared_ptr<program> device::compile_for(const kernel_source& source, std::span<const std::int64_t> vars,
-                                             bool& specialized) {
-  specialized = false;
+std::shared_ptr<program> device::compile_for(const kernel_source& source, std::span<const std::int64_t> vars) {
   if (vars.empty() || !opt::has_variables(source.nodes)) return compile(source);
   int uses = 0;
   {
@@ -183,7 +181,6 @@ std::shared_ptr<program> device::compile_for(const kernel_source& source, std::s
     std::lock_guard<std::mutex> guard(cache_->lock);
     ++cache_->stats.specialized;
   }
-  specialized = true;
   return compile({fixed, source.global_ranges, source.name + "_s", source.upcast, source.vector_lanes});
 }
 
@@ -241,8 +238,9 @@ host_tensor device::run(const plan_view& plan, std::span<const named_input> inpu
   for (std::size_t i = 0; i < plan.buffers.size(); ++i) {
     const buffer_info& b = plan.buffers[i];
     std::vector<std::int64_t> shape = shape_of(b);
-    host_tensor probe(b.dt, shape);
-    buffers[i] = allocate(probe.bytes().size());
+    std::int64_t numel = 1;
+    for (std::int64_t d : shape) numel *= d;
+    buffers[i] = allocate(std::size_t(numel) * std::size_t(size_bytes(b.dt)));
     if (b.role != buffer_role::input) continue;
     const named_input* given = nullptr;
     for (const named_input& in : inputs)
@@ -253,9 +251,9 @@ host_tensor device::run(const plan_view& plan, std::span<const named_input> inpu
     if (!given) throw usage_error(str("run: input '", b.name, "' (", shape_text(shape, b.dt), ") is missing"));
     if (given->data.dt != b.dt)
       throw usage_error(str("run: input '", b.name, "' holds ", tg::name(given->data.dt), ", the plan expects ", tg::name(b.dt)));
-    if (std::int64_t(given->data.count) != probe.numel())
+    if (std::int64_t(given->data.count) != numel)
       throw usage_error(str("run: input '", b.name, "' has ", given->data.count, " elements, the plan expects ",
-                            probe.numel(), " (", shape_text(shape, b.dt), ")"));
+                            numel, " (", shape_text(shape, b.dt), ")"));
     buffers[i].copy_in(given->data.data, given->data.size_bytes());
   }
 
@@ -263,8 +261,7 @@ host_tensor device::run(const plan_view& plan, std::span<const named_input> inpu
   for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
     const kernel_info& info = plan.kernels[k];
     std::span<const ast::node> nodes = plan.kernel_nodes(int(k));
-    bool specialized = false;
-    auto p = compile_for({nodes, info.global_ranges, kernel_name(nodes, info.global_ranges)}, values, specialized);
+    auto p = compile_for({nodes, info.global_ranges, kernel_name(nodes, info.global_ranges)}, values);
     std::vector<void*> slots;
     for (int s = 0; s < info.slot_count; ++s) slots.push_back(buffers[std::size_t(info.slot_buffer[s])].data());
     auto start = std::chrono::steady_clock::now();

@@ -74,7 +74,7 @@ class device {
 
  private:
   // The generic kernel, or after a binding repeats, one specialized to its values.
-  std::shared_ptr<program> compile_for(const kernel_source& source, std::span<const std::int64_t> vars, bool& specialized);
+  std::shared_ptr<program> compile_for(const kernel_source& source, std::span<const std::int64_t> vars);
 
   std::string name_;
   std::shared_ptr<backend> backend_;
