@@ -58,6 +58,10 @@ class pci_config_space {
   const pci_function_config& config() const { return config_; }
 
  private:
+  std::uint32_t raw32(std::uint32_t dword_offset) const;     // as stored
+  std::uint32_t shaped32(std::uint32_t dword_offset) const;  // as a read returns it (BARs masked)
+  bool rebar_size_supported(std::uint32_t log2_mib) const;
+
   pci_function_config config_;
   std::array<std::uint8_t, 4096> bytes_{};
 };
