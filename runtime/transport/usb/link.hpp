@@ -1,0 +1,18 @@
+// link.hpp: the bridge's PCIe link: power (0xF3) and bring-up (facts 7.3, 7.7 step 1).
+//
+//   bring_up_link(dev);   // LTSSM 0x78 already, or after one power-on; device_error otherwise
+//
+// The custom firmware boots with PCIe off. There is deliberately no polling loop: the reference
+// tried one and reverted it (facts 7.7). Not thread-safe.
+#pragma once
+#include <cstdint>
+
+#include "runtime/transport/usb/usb_device.hpp"
+
+namespace tg::transport::usb {
+
+void set_pcie_power(usb_device& dev, bool on);
+std::uint8_t read_ltssm(usb_device& dev);
+void bring_up_link(usb_device& dev);
+
+}  // namespace tg::transport::usb

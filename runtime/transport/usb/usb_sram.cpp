@@ -1,0 +1,90 @@
+// usb_sram.cpp: DMA regions and the staging window over the bridge SRAM (facts 7.6, 7.9, 7.10).
+//
+//   region.write(0, bytes);
+//
+// Not thread-safe.
+#include "runtime/transport/usb/usb_sram.hpp"
+
+#include "runtime/transport/usb/bridge_requests.hpp"
+#include "runtime/transport/usb/hex.hpp"
+#include "runtime/transport/usb/sram.hpp"
+#include "runtime/transport/usb/xdata.hpp"
+#include "tg/error.hpp"
+
+namespace tg::transport::usb {
+namespace {
+
+constexpr std::uint64_t page_bytes = 4096;
+
+// The part of the SRAM that XDATA requests reach: XDATA 0xF000..0xFFFF.
+constexpr std::uint64_t xdata_sram_bytes = 0x10000 - xdata_sram;
+
+void require_xdata_reach(const usb_device& dev, const char* what, std::uint64_t sram_offset, std::uint64_t bytes) {
+  if (sram_offset + bytes > xdata_sram_bytes)
+    throw usage_error(str(dev.name(), ": DMA ", what, " of ", bytes, " bytes at SRAM offset ", hex(sram_offset),
+                          ": the host reaches the SRAM byte-wise only in its first 4 KiB; start bulk writes on a "
+                          "16 KiB slot, and read larger data through the staging window"));
+}
+
+}  // namespace
+
+std::uint64_t sram_allocator::allocate(const std::string& device_name, std::uint64_t bytes) {
+  if (bytes == 0 || bytes % page_bytes != 0)
+    throw usage_error(str(device_name, ": DMA allocation of ", bytes, " bytes: must be a positive multiple of 4 KiB"));
+  if (bytes > sram_bytes - next_)
+    throw device_error(str(device_name, ": bridge SRAM exhausted: asked for ", bytes, " bytes, ", sram_bytes - next_,
+                           " of ", sram_bytes, " left (DMA memory and the staging window share the SRAM)"));
+  std::uint64_t at = next_;
+  next_ += bytes;
+  return at;
+}
+
+std::vector<std::uint64_t> usb_dma_region::page_bus_addresses() const {
+  std::vector<std::uint64_t> pages;
+  for (std::uint64_t o = 0; o < size_; o += page_bytes) pages.push_back(sram_bus_address + sram_offset_ + o);
+  return pages;
+}
+
+void usb_dma_region::check(const char* what, std::uint64_t offset, std::uint64_t bytes) const {
+  if (offset > size_ || bytes > size_ - offset)
+    throw usage_error(str(dev_->name(), ": DMA ", what, " of ", bytes, " bytes at offset ", hex(offset),
+                          " leaves the region (", size_, " bytes)"));
+}
+
+void usb_dma_region::read(std::uint64_t offset, std::span<std::byte> out) {
+  check("read", offset, out.size());
+  std::uint64_t at = sram_offset_ + offset;
+  require_xdata_reach(*dev_, "read", at, out.size());
+  read_xdata(*dev_, std::uint32_t(xdata_sram + at), out);
+}
+
+void usb_dma_region::write(std::uint64_t offset, std::span<const std::byte> in) {
+  check("write", offset, in.size());
+  std::uint64_t at = sram_offset_ + offset;
+  std::size_t bulk = at % sram_slot_bytes == 0 ? in.size() / sram_sector_bytes * sram_sector_bytes : 0;
+  if (bulk > 0) sram_write(*dev_, at, in.first(bulk));
+  if (bulk == in.size()) return;
+  require_xdata_reach(*dev_, "write", at + bulk, in.size() - bulk);
+  write_xdata(*dev_, std::uint32_t(xdata_sram + at + bulk), in.subspan(bulk));
+}
+
+std::uint64_t usb_staging_window::bus_address() const { return sram_bus_address; }
+std::uint64_t usb_staging_window::size() const { return sram_bytes; }
+std::uint64_t usb_staging_window::release_bus_address() const { return sram_release_bus_address; }
+
+void usb_staging_window::write(std::uint64_t offset, std::span<const std::byte> in) { sram_write(*dev_, offset, in); }
+
+void usb_staging_window::arm_read(std::uint64_t offset, std::uint64_t bytes) {
+  sram_arm_read(*dev_, offset, bytes);
+  armed_bytes_ = bytes;
+}
+
+void usb_staging_window::finish_read(std::span<std::byte> out) {
+  if (armed_bytes_ == 0 || out.size() != armed_bytes_)
+    throw usage_error(str(dev_->name(), ": staging finish_read of ", out.size(), " bytes, but ",
+                          armed_bytes_ == 0 ? std::string("no read is armed") : str(armed_bytes_, " bytes are armed")));
+  armed_bytes_ = 0;  // the bridge streams an armed read once, whatever happens below
+  sram_finish_read(*dev_, out);
+}
+
+}  // namespace tg::transport::usb
