@@ -5,7 +5,8 @@
 // calls it once for the whole grid, with the dispatch registers and memory access through the
 // MMU, so a kernel reading an unmapped address faults as on hardware (the queue halts and the
 // fault is recorded). The program address must itself be mapped: the CP fetches code through
-// the page tables.
+// the page tables. System pages reach the gpu's system bus like any engine access (gpu.hpp); the
+// AMD:EMU backend's host twins (emu_device) read their buffers through host pointers: VRAM only.
 //
 //   gpu.register_kernel(code_va, [](tg::emu::dispatch_context& ctx) {
 //     auto a = ctx.kernarg<tg::memory::gpu_va>(0), c = ctx.kernarg<tg::memory::gpu_va>(8);

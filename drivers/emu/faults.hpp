@@ -4,7 +4,8 @@
 // of a program nobody registered) records a fault_record and halts at that packet (its read
 // pointer stays on it; inside an IB, on the INDIRECT_BUFFER's successor), as a hung queue does on
 // hardware; the host sees its signal never arrive, then reads gpu::faults(). Page faults also latch the GC hub's fault status and address registers
-// (facts 5.10). Nothing is written to an IH ring yet: interrupt_record lists what would be.
+// (facts 5.10) and, once the driver set up IH ring 0, are written there as UTCL2 entries
+// (ih_ring.hpp). Other interrupts are not written to the ring: interrupt_record lists them.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,35 +1,24 @@
 // gpu.cpp: the emulated GPU's public face: BAR accessors, kernels, stepping and the worker thread
 // (see gpu.hpp). Register behaviours live in gpu_registers.cpp.
 #include "drivers/emu/gpu.hpp"
+#include "drivers/emu/gpu_lock.hpp"
 
 #include <algorithm>
 #include <utility>
 
 namespace tg::emu {
 
-// Takes the gpu's lock, refusing a thread that is executing queues: that is a kernel callback
-// calling back into the gpu, which would deadlock.
-class gpu::lock {
- public:
-  explicit lock(const gpu& g) : g_(g) {
-    if (g.executing_thread_.load() == std::this_thread::get_id())
-      throw usage_error("emu: a kernel callback called back into the gpu; it may only use its dispatch_context");
-    g.mutex_.lock();
-  }
-  ~lock() { g_.mutex_.unlock(); }
-  lock(const lock&) = delete;
-  lock& operator=(const lock&) = delete;
-
- private:
-  const gpu& g_;
-};
-
 gpu::gpu(const gpu_config& config)
     : config_(config),
       core_(std::make_unique<gpu_core>(personality_of(config.gen), config.vram_bytes, config.doorbell_bytes)) {
   if (config.mmio_bytes == 0 || config.mmio_bytes % 4 != 0)
     throw usage_error(str("emu: an MMIO BAR of ", config.mmio_bytes, " bytes; it must be a positive multiple of 4"));
+  psp_ = std::make_unique<psp_model>(*core_);
+  smu_ = std::make_unique<smu_model>(*core_);
+  ih_ = std::make_unique<ih_ring>(*core_);
+  core_->gmmu.on_fault([ih = ih_.get()](const fault_event& e) { ih->post_fault(e); });
   install_register_behaviours();
+  write_discovery_table();
 }
 
 gpu::~gpu() { stop(); }
@@ -59,6 +48,7 @@ void gpu::write_register(std::uint32_t index, std::uint32_t value) {
   {
     lock l(*this);
     core_->regs.write(index, value);
+    settle();
     retired_.clear();
     kicked_ = true;
   }
@@ -83,6 +73,11 @@ std::uint32_t gpu::mmio_read32(std::uint64_t byte_offset) {
 void gpu::mmio_write32(std::uint64_t byte_offset, std::uint32_t value) {
   check_mmio(byte_offset, config_.mmio_bytes);
   write_register(std::uint32_t(byte_offset / 4), value);
+}
+
+void gpu::attach_system_bus(system_bus* bus) {
+  lock l(*this);
+  core_->gmmu.attach(bus);
 }
 
 // ---- kernels
@@ -153,7 +148,9 @@ run_summary gpu::run_queues(std::size_t max_packets) {
 
 run_summary gpu::step_until_idle() {
   lock l(*this);
-  return run_queues(SIZE_MAX);
+  run_summary r = run_queues(SIZE_MAX);
+  settle();
+  return r;
 }
 
 void gpu::start() {
@@ -184,6 +181,7 @@ void gpu::worker() {
     run_summary r;
     try {
       r = run_queues(4096);
+      settle();
     } catch (const std::exception& e) {  // engines record their own faults; this is a last resort
       fault_record f{fault_kind::bad_packet, engine_id::compute};
       f.message = str("emu worker: ", e.what(), "; the worker stopped (step_until_idle still works)");

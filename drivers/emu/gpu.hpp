@@ -6,7 +6,15 @@
 // and the SDMA0 queue engine, created from the same register writes the driver makes on
 // hardware (facts 4.11, 5.4, 10.3). Kernels are host callbacks registered by program address.
 // Nothing a driver can write crashes the host: faults are recorded (faults()) and latched in
-// registers, and the queue stops.
+// registers, written to the IH ring when the driver set one up, and the queue stops.
+//
+// It also speaks the bring-up protocol of a real card (Appendix B), so a driver written from the
+// facts can boot it: the IP discovery table at VRAM end - 64 KiB (discovery_table.hpp), the PSP
+// (psp_model.hpp), the SMU (smu_model.hpp), the IH ring (ih_ring.hpp) and the GFX status bits a
+// boot polls. SCRATCH_REG6/7 are plain registers that outlive driver sessions (the gpu object);
+// only a mode-1 reset clears them. A mode-1 reset (an SMU message, or mode1_reset()) stops every
+// queue, puts every register back to its power-on value, keeps VRAM and rewrites the discovery
+// table.
 //
 // The engines run either when a test steps them (step_until_idle, deterministic) or on a worker
 // thread (start), which wakes on every doorbell store and register write made through this
@@ -37,7 +45,10 @@
 #include <vector>
 
 #include "drivers/emu/gpu_core.hpp"
+#include "drivers/emu/ih_ring.hpp"
+#include "drivers/emu/psp_model.hpp"
 #include "drivers/emu/queue_engine.hpp"
+#include "drivers/emu/smu_model.hpp"
 
 namespace tg::emu {
 
@@ -79,6 +90,14 @@ class gpu {
   std::uint32_t mmio_read32(std::uint64_t byte_offset);
   void mmio_write32(std::uint64_t byte_offset, std::uint32_t value);
 
+  // ---- the system bus: where GMMU leaves with the SYSTEM bit lead (facts 2.3, 10.4). Every
+  // engine access through the MMU (SDMA copies, fills, writes, fences, polls; PM4 RELEASE_MEM,
+  // WAIT_REG_MEM, IB and ring fetches; dispatch_context) reaches it. Without one, or when it
+  // throws, the access is a page fault recorded with its VA. nullptr detaches; the bus must
+  // outlive its attachment and is called under the gpu's lock (see system_bus.hpp). AMD:EMU's
+  // host twins (emu_device) use host pointers into VRAM, so their buffers must stay in VRAM.
+  void attach_system_bus(system_bus* bus);
+
   // ---- kernels: `fn` runs for DISPATCH_DIRECT of code_address (256-byte aligned, facts 3.10).
   void register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi = {});
   // `fn` runs for DISPATCH_DIRECT of any program whose first code_hash_bytes bytes (read
@@ -104,6 +123,20 @@ class gpu {
   std::optional<queue_status> compute_queue(std::uint32_t me = 1, std::uint32_t pipe = 0, std::uint32_t queue = 0) const;
   std::optional<queue_status> sdma_queue() const;
 
+  // ---- the boot protocol: what the firmware blocks saw, and their fault injection.
+  std::vector<psp_command> psp_log() const;
+  psp_status psp() const;
+  void set_psp_faults(const psp_faults& faults);
+  std::vector<smu_message> smu_log() const;
+  smu_status smu() const;
+  void set_smu_silent(bool silent);  // the SMU never answers
+  ih_stats ih() const;
+  // A mode-1 reset as the SMU performs it; mode1_resets() counts them, whoever asked.
+  void mode1_reset();
+  std::uint64_t mode1_resets() const;
+  // Where the discovery table lies: VRAM end - 64 KiB (facts 2.10).
+  gpu_pa discovery_table_offset() const;
+
   // ---- fault injection, for tests of the driver's hang handling (not a hardware behaviour):
   // while an engine is frozen the queues never run it, as if that hardware queue hung; its
   // doorbells are kept in the doorbell page and taken once it thaws.
@@ -115,6 +148,10 @@ class gpu {
  private:
   class lock;
   void install_register_behaviours();
+  void install_boot_behaviours();  // gpu_boot.cpp: PSP, SMU, IH, GFX boot bits
+  void write_discovery_table();
+  void settle();        // carries out a reset a register write requested
+  void reset_locked();  // the mode-1 reset, under the lock
   void activate_hqd();
   void enable_sdma_ring(std::uint32_t rb_cntl);
   void invalidate_tlb(std::uint32_t req, std::uint32_t ack_index);
@@ -130,6 +167,10 @@ class gpu {
   std::unique_ptr<gpu_core> core_;
   std::map<std::uint32_t, std::unique_ptr<queue_engine>> compute_;  // by HQD bank
   std::unique_ptr<queue_engine> sdma_;
+  std::unique_ptr<psp_model> psp_;
+  std::unique_ptr<smu_model> smu_;
+  std::unique_ptr<ih_ring> ih_;
+  std::uint64_t mode1_resets_ = 0;
   std::vector<std::unique_ptr<queue_engine>> retired_;  // replaced while a queue ran; freed after it
   bool mm_sem_held_ = false, gc_sem_held_ = false;
   bool compute_frozen_ = false, sdma_frozen_ = false;  // freeze_engine (fault injection)

@@ -5,6 +5,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +36,15 @@ struct gpu_core {
   std::uint64_t gpu_clock() const {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - power_on);
     return std::uint64_t(ns.count()) / 10;
+  }
+
+  // The VRAM offset of [mc, mc + bytes), an MC address the driver gave a firmware block (PSP
+  // ring and fences, IH ring): MC = FB base + VRAM offset, with the FB base read from
+  // MMMC_VM_FB_LOCATION_BASE (facts 2.1, 10.3). nullopt when it is not in VRAM.
+  std::optional<gpu_pa> mc_to_vram(std::uint64_t mc, std::uint64_t bytes) const {
+    const std::uint64_t fb = std::uint64_t{chip.field.fb_base.get(regs.peek(chip.mm_reg.fb_location_base))} << 24;
+    if (mc < fb || !memory.contains({mc - fb}, bytes)) return std::nullopt;
+    return gpu_pa{mc - fb};
   }
 
   const personality& chip;

@@ -231,6 +231,8 @@ void gpu::install_register_behaviours() {
 
   // SDMA0 queue 0 starts and stops with RB_CNTL.RB_ENABLE (facts 4.11 step 9).
   regs.set_behaviour(chip.sdma_reg.rb_cntl, {.on_write = [this](std::uint32_t v) { enable_sdma_ring(v); }});
+
+  install_boot_behaviours();
 }
 
 }  // namespace tg::emu

@@ -10,16 +10,25 @@
 // not cached. The TLB has no capacity limit below 64 Ki entries (then it is dropped whole), so
 // staleness is deterministic.
 //
+// Leaves with the SYSTEM bit (facts 2.3) map bus addresses: every access through read/write/copy/
+// fill/load/store goes to the attached system_bus (facts 10.4). With no bus attached, or when the
+// bus throws, the access is a fault like any other (mapping error, the VA in FAULT_ADDR).
+//
 // An access that does not translate latches GCVM_L2_PROTECTION_FAULT_STATUS and _ADDR (facts
-// 5.10; the first fault wins, later ones set MORE_FAULTS) and throws page_fault.
+// 5.10; the first fault wins, later ones set MORE_FAULTS), tells the fault listener (the IH ring)
+// and throws page_fault.
+//
+// Not thread-safe: the gpu serialises every access under its lock.
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <unordered_map>
 
 #include "drivers/emu/personality.hpp"
 #include "drivers/emu/register_file.hpp"
+#include "drivers/emu/system_bus.hpp"
 #include "drivers/emu/vram.hpp"
 #include "memory/address.hpp"
 #include "memory/page_table_walker.hpp"
@@ -41,6 +50,14 @@ struct page_fault : device_error {
   access_kind access;
 };
 
+// What the fault listener hears: the faulting VA and the status word latched for it.
+struct fault_event {
+  gpu_va address;
+  access_kind access;
+  utcl2_client client;
+  std::uint32_t status = 0;  // GCVM_L2_PROTECTION_FAULT_STATUS as this fault alone would set it
+};
+
 struct tlb_stats {
   std::uint64_t hits = 0, misses = 0, invalidations = 0, entries = 0;
 };
@@ -50,11 +67,19 @@ class mmu {
   mmu(const personality& chip, register_file& regs, vram& memory);
 
   struct run {
-    gpu_pa pa;
-    std::uint64_t bytes = 0;  // 1..asked: contiguous VRAM from pa, never past the leaf's end
+    gpu_pa pa;                // a VRAM offset, or with `system` a bus address
+    std::uint64_t bytes = 0;  // 1..asked: contiguous from pa, never past the leaf's end
+    bool system = false;      // a system page: reach it through the system bus
   };
-  // Where `va` lives, for an access of up to `bytes` (> 0). Throws page_fault.
+  // Where `va` lives, for an access of up to `bytes` (> 0). Throws page_fault, also for a system
+  // page while no system bus is attached.
   run translate(gpu_va va, std::uint64_t bytes, access_kind access, utcl2_client client);
+
+  // The bus system pages resolve to; nullptr detaches (system accesses then fault).
+  void attach(system_bus* bus) { bus_ = bus; }
+  system_bus* bus() const { return bus_; }
+  // Called for every fault after the registers are latched, before page_fault is thrown.
+  void on_fault(std::function<void(const fault_event&)> listener) { listener_ = std::move(listener); }
 
   // Accesses that cross leaves, split where the translation changes.
   void read(gpu_va va, std::span<std::byte> out, utcl2_client client);
@@ -79,7 +104,10 @@ class mmu {
   const memory::walked_leaf* lookup(gpu_va va);
   const memory::walked_leaf* walk(gpu_va va, gpu_va va_base, access_kind access, utcl2_client client);
   std::uint64_t reg64(std::uint32_t lo, std::uint32_t hi) const;
-  gpu_pa word(gpu_va va, unsigned bytes, access_kind access, utcl2_client client);
+  run word(gpu_va va, unsigned bytes, access_kind access, utcl2_client client);
+  // A system-bus access for the run that translated `va`; a bus error becomes a fault.
+  void bus_read(gpu_va va, const run& r, std::span<std::byte> out, utcl2_client client);
+  void bus_write(gpu_va va, const run& r, std::span<const std::byte> in, utcl2_client client);
 
   const personality& chip_;
   register_file& regs_;
@@ -88,6 +116,8 @@ class mmu {
   std::array<std::unordered_map<std::uint64_t, memory::walked_leaf>, 4> tlb_;
   const memory::walked_leaf* last_ = nullptr;
   tlb_stats stats_;
+  system_bus* bus_ = nullptr;
+  std::function<void(const fault_event&)> listener_;
 };
 
 }  // namespace tg::emu

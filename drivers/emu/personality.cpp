@@ -7,6 +7,8 @@
 #include "drivers/amd/regs/gc_12_0_0.hpp"
 #include "drivers/amd/regs/mmhub_3_0_0.hpp"
 #include "drivers/amd/regs/mmhub_4_1_0.hpp"
+#include "drivers/amd/regs/osssys_6_0_0.hpp"
+#include "drivers/amd/regs/osssys_7_0_0.hpp"
 
 namespace tg::emu {
 
@@ -36,8 +38,24 @@ constexpr nbio_registers nbio{0x0, 0x1, 0x6, 0x14 + 0x0, 0x14 + 0x1, 0xD20 + 0xC
                               0xD20 + 0x12D};
 static_assert(nbio.config_memsize == 0xDE3 && nbio.hdp_flush_req == 0xE26 && nbio.remap_hdp_mem_flush_cntl == 0xE4D);
 
+// MP0 / MP1 C2PMSG_n: MP base 0x16000 (facts 10.2) + 0x40 + n for MP0 (mp_13_0_0_offset.h
+// regMP0_SMN_C2PMSG_35 = 0x63, mp_14_0_2_offset.h regMPASP_SMN_C2PMSG_35 = 0x63) and + 0x240 + n for
+// MP1 13.0.0 (regMP1_SMN_C2PMSG_66 = 0x282), the indices facts A.5 lists for both generations. MP1
+// 14.0.2 puts C2PMSG_n at segment 1 + 0x40 + n (0xDC0000 + 0x82 for 66); the emulator answers there too.
+constexpr std::uint32_t mp_base = 0x16000, mp1_14_seg1 = 0xDC0000;
+constexpr std::uint32_t mp0_msg(unsigned n) { return mp_base + 0x40 + n; }
+constexpr std::uint32_t mp1_msg(unsigned n) { return mp_base + 0x240 + n; }
+constexpr mp_registers mp_regs(bool mp14) {
+  return {mp0_msg(35), mp0_msg(36), mp0_msg(64), mp0_msg(67), mp0_msg(69), mp0_msg(70), mp0_msg(71), mp0_msg(81),
+          mp1_msg(66), mp1_msg(82), mp1_msg(90), mp1_msg(75), mp1_msg(53), mp1_msg(54),
+          mp14 ? mp1_14_seg1 + 0x40 - (mp_base + 0x240) : 0};
+}
+static_assert(mp_regs(false).psp_35 == 0x16063 && mp_regs(false).psp_81 == 0x16091);
+static_assert(mp_regs(false).smu_msg == 0x16282 && mp_regs(false).smu_resp == 0x1629A && mp_regs(false).smu_debug_arg == 0x16275);
+static_assert(mp_regs(true).smu_msg + mp_regs(true).smu_alias_delta == 0xDC0082);
+
 personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_version sdma_v, ip_version mm_v,
-                 ip_table gc, ip_table mm) {
+                 ip_table gc, ip_table mm, ip_table oss) {
   const bool g12 = gen == gfx_gen::gfx12;
   const std::string_view fault_status = g12 ? "regGCVM_L2_PROTECTION_FAULT_STATUS_LO32"
                                             : "regGCVM_L2_PROTECTION_FAULT_STATUS";
@@ -47,6 +65,10 @@ personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_versi
   p.gc = gc_v;
   p.sdma = sdma_v;
   p.mmhub = mm_v;
+  p.nbio = g12 ? ip_version{6, 3, 1} : ip_version{4, 3, 0};
+  p.mp0 = p.mp1 = g12 ? ip_version{14, 0, 2} : ip_version{13, 0, 0};
+  p.hdp = g12 ? ip_version{7, 0, 0} : ip_version{6, 0, 0};
+  p.osssys = g12 ? ip_version{7, 0, 0} : ip_version{6, 0, 0};
   p.gc_table = &gc.table;
 
   gc_registers& r = p.gc_reg;
@@ -93,6 +115,9 @@ personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_versi
   r.fb_location_top = gc.index("regGCMC_VM_FB_LOCATION_TOP");
   r.system_aperture_low = gc.index("regGCMC_VM_SYSTEM_APERTURE_LOW_ADDR");
   r.system_aperture_high = gc.index("regGCMC_VM_SYSTEM_APERTURE_HIGH_ADDR");
+  r.scratch_reg6 = gc.index("regSCRATCH_REG6");
+  r.scratch_reg7 = gc.index("regSCRATCH_REG7");
+  r.grbm_soft_reset = gc.index("regGRBM_SOFT_RESET");
 
   sdma_registers& s = p.sdma_reg;
   s.rb_cntl = gc.index("regSDMA0_QUEUE0_RB_CNTL");
@@ -118,6 +143,15 @@ personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_versi
   m.fb_location_top = mm.index("regMMMC_VM_FB_LOCATION_TOP");
 
   p.nbio_reg = nbio;
+  p.mp_reg = mp_regs(g12);
+  ih_registers& ih = p.ih_reg;
+  ih.rb_cntl = oss.index("regIH_RB_CNTL");
+  ih.rb_base = oss.index("regIH_RB_BASE");
+  ih.rb_base_hi = oss.index("regIH_RB_BASE_HI");
+  ih.rb_rptr = oss.index("regIH_RB_RPTR");
+  ih.rb_wptr = oss.index("regIH_RB_WPTR");
+  ih.rb_wptr_addr_lo = oss.index("regIH_RB_WPTR_ADDR_LO");
+  ih.rb_wptr_addr_hi = oss.index("regIH_RB_WPTR_ADDR_HI");
 
   register_fields& f = p.field;
   f.grbm_pipeid = gc.field("regGRBM_GFX_CNTL", "PIPEID");
@@ -149,6 +183,12 @@ personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_versi
   f.bootload_complete = gc.field("regRLC_RLCS_BOOTLOAD_STATUS", "BOOTLOAD_COMPLETE");
   f.fb_base = gc.field("regGCMC_VM_FB_LOCATION_BASE", "FB_BASE");
   f.system_aperture_addr = gc.field("regGCMC_VM_SYSTEM_APERTURE_LOW_ADDR", "LOGICAL_ADDR");
+  f.ih_rb_enable = oss.field("regIH_RB_CNTL", "RB_ENABLE");
+  f.ih_rb_size = oss.field("regIH_RB_CNTL", "RB_SIZE");
+  f.ih_wptr_overflow_enable = oss.field("regIH_RB_CNTL", "WPTR_OVERFLOW_ENABLE");
+  f.ih_wptr_overflow_clear = oss.field("regIH_RB_CNTL", "WPTR_OVERFLOW_CLEAR");
+  f.ih_rb_overflow = oss.field("regIH_RB_WPTR", "RB_OVERFLOW");
+  f.ih_offset = oss.field("regIH_RB_WPTR", "OFFSET");
   return p;
 }
 
@@ -158,11 +198,13 @@ const personality& personality_of(gfx_gen gen) {
   static const personality gfx11 =
       make(gfx_gen::gfx11, "gfx1100", {11, 0, 0}, {6, 0, 0}, {3, 0, 0},
            {regs::gc_11_0_0::table, regs::gc_11_0_0::navi10_bases},
-           {regs::mmhub_3_0_0::table, regs::mmhub_3_0_0::navi10_bases});
+           {regs::mmhub_3_0_0::table, regs::mmhub_3_0_0::navi10_bases},
+           {regs::osssys_6_0_0::table, regs::osssys_6_0_0::navi10_bases});
   static const personality gfx12 =
       make(gfx_gen::gfx12, "gfx1200", {12, 0, 0}, {7, 0, 0}, {4, 1, 0},
            {regs::gc_12_0_0::table, regs::gc_12_0_0::navi10_bases},
-           {regs::mmhub_4_1_0::table, regs::mmhub_4_1_0::navi10_bases});
+           {regs::mmhub_4_1_0::table, regs::mmhub_4_1_0::navi10_bases},
+           {regs::osssys_7_0_0::table, regs::osssys_7_0_0::navi10_bases});
   return gen == gfx_gen::gfx11 ? gfx11 : gfx12;
 }
 

@@ -1,11 +1,13 @@
 // personality.hpp: what differs between the emulated gfx11 and gfx12 GPUs: versions, register
 // indices and field layouts.
 //
-// gfx11 is an RX 7900 XTX (GC 11.0.0, SDMA 6.0.0, MMHUB 3.0.0); gfx12 an RX 9060, the card of seed
-// 000 and of the reference's mock (GC 12.0.0, SDMA 7.0.0, MMHUB 4.1.0; facts 1.1). Indices are the
-// generated tables' offsets (drivers/amd/regs, from the Linux headers) plus the navi10 IP bases
-// the reference mock also uses (facts 10.2, Appendix A); the NBIO registers, which have no
-// generated table yet, are written out with their source.
+// gfx11 is an RX 7900 XTX (GC 11.0.0, SDMA 6.0.0, MMHUB 3.0.0, NBIO 4.3.0, MP0/MP1 13.0.0, HDP 6.0.0,
+// OSSSYS 6.0.0); gfx12 an RX 9060, the card of seed 000 and of the reference's mock (GC 12.0.0,
+// SDMA 7.0.0, MMHUB 4.1.0, NBIF 6.3.1, MP0/MP1 14.0.2, HDP 7.0.0, OSSSYS 7.0.0; facts 1.1). Indices
+// are the generated tables' offsets (drivers/amd/regs, from the Linux headers) plus the navi10 IP
+// bases the reference mock also uses and the discovery table publishes (facts 10.2, Appendix A;
+// discovery_table.hpp); the NBIO and MP registers, which have no generated table yet, are written
+// out with their source.
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -36,6 +38,8 @@ struct gc_registers {
   std::uint32_t vm_inv_req, vm_inv_ack, vm_inv_sem;
   std::uint32_t vm_fault_cntl, vm_fault_status, vm_fault_addr_lo, vm_fault_addr_hi;
   std::uint32_t fb_location_base, fb_location_top, system_aperture_low, system_aperture_high;
+  std::uint32_t scratch_reg6, scratch_reg7;  // the warm-boot flags (facts 5.11)
+  std::uint32_t grbm_soft_reset;
 };
 
 // SDMA0 queue 0 (facts 4.11, A.3).
@@ -55,6 +59,19 @@ struct nbio_registers {
       hdp_flush_done, remap_hdp_mem_flush_cntl;
 };
 
+// MP0 (PSP) and MP1 (SMU) mailboxes (facts 10.3, A.5). smu_alias_base: MP1 14.0.2 also answers at
+// its own segment 1 (0xDC0000 + 0x40 + n, mp_14_0_2_offset.h); 0 when there is no second window.
+struct mp_registers {
+  std::uint32_t psp_35, psp_36, psp_64, psp_67, psp_69, psp_70, psp_71, psp_81;
+  std::uint32_t smu_msg, smu_arg, smu_resp, smu_debug_msg, smu_debug_arg, smu_debug_resp;
+  std::uint32_t smu_alias_delta;  // add to an smu_* index for the second window; 0 for none
+};
+
+// OSSSYS: IH ring 0 (facts 5.10).
+struct ih_registers {
+  std::uint32_t rb_cntl, rb_base, rb_base_hi, rb_rptr, rb_wptr, rb_wptr_addr_lo, rb_wptr_addr_hi;
+};
+
 struct register_fields {
   reg_field grbm_pipeid, grbm_meid, grbm_queueid;
   reg_field hqd_active, hqd_queue_size, hqd_doorbell_offset, hqd_doorbell_en;
@@ -64,16 +81,19 @@ struct register_fields {
   reg_field fault_more, fault_walker_error, fault_permission, fault_mapping_error, fault_cid, fault_rw, fault_vmid;
   reg_field rlc_safe_mode_cmd, bootload_complete;
   reg_field fb_base, system_aperture_addr;
+  reg_field ih_rb_enable, ih_rb_size, ih_wptr_overflow_enable, ih_wptr_overflow_clear, ih_rb_overflow, ih_offset;
 };
 
 struct personality {
   gfx_gen gen;
   std::string_view target;  // the LLVM processor name
-  ip_version gc, sdma, mmhub;
+  ip_version gc, sdma, mmhub, nbio, mp0, mp1, hdp, osssys;
   gc_registers gc_reg;
   sdma_registers sdma_reg;
   mmhub_registers mm_reg;
   nbio_registers nbio_reg;
+  mp_registers mp_reg;
+  ih_registers ih_reg;
   register_fields field;
   const queue::reg_table* gc_table;  // for decoding in messages and tests
 };

@@ -56,4 +56,12 @@ void register_file::set_banked_range(std::uint32_t first, std::uint32_t last, st
   bank_of_ = std::move(bank_of);
 }
 
+void register_file::clear() {
+  values_.clear();
+  behaviours_.clear();
+  banked_first_ = 1;
+  banked_last_ = 0;
+  bank_of_ = nullptr;
+}
+
 }  // namespace tg::emu

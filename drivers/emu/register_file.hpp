@@ -40,6 +40,10 @@ class register_file {
 
   std::uint64_t dropped_writes() const { return dropped_writes_; }
 
+  // Power-on: every value 0, no behaviours, no banked range (a mode-1 reset, before the gpu
+  // installs its behaviours again). Never call it from inside a behaviour.
+  void clear();
+
  private:
   bool is_banked(std::uint32_t index) const { return index >= banked_first_ && index <= banked_last_; }
   std::uint64_t key(std::uint32_t bank, std::uint32_t index) const;

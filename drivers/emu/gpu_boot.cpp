@@ -1,0 +1,91 @@
+// gpu_boot.cpp: the emulated GPU's side of a driver's bring-up (Appendix B): the firmware blocks
+// (PSP, SMU), the IH ring, the GFX bits a boot polls, the discovery table, and the mode-1 reset
+// (see gpu.hpp).
+#include "drivers/emu/discovery_table.hpp"
+#include "drivers/emu/gpu.hpp"
+#include "drivers/emu/gpu_lock.hpp"
+
+namespace tg::emu {
+
+void gpu::install_boot_behaviours() {
+  register_file& regs = core_->regs;
+  psp_->install();
+  smu_->install();
+  ih_->install();
+  // GRBM_SOFT_RESET: the driver pulses reset bits and writes 0 again (Appendix B steps 6-7); the
+  // blocks come out of reset at once, so the register reads 0 whatever was written.
+  regs.set_behaviour(core_->chip.gc_reg.grbm_soft_reset, {.on_read = [](std::uint32_t) { return 0u; }});
+  // SCRATCH_REG6/7 need nothing: plain registers, 0 at power-on (facts 5.11).
+}
+
+void gpu::write_discovery_table() {
+  if (config_.vram_bytes < discovery_offset_from_end) return;  // too small a VRAM to hold one
+  core_->memory.write(discovery_table_offset(), build_discovery_table(core_->chip));
+}
+
+gpu_pa gpu::discovery_table_offset() const { return {config_.vram_bytes - discovery_offset_from_end}; }
+
+void gpu::settle() {
+  if (smu_->reset_requested()) reset_locked();
+}
+
+void gpu::reset_locked() {
+  smu_->clear_reset_request();
+  for (auto& [bank, q] : compute_) retired_.push_back(std::move(q));
+  compute_.clear();
+  if (sdma_) retired_.push_back(std::move(sdma_));
+  core_->regs.clear();
+  core_->gmmu.invalidate();
+  mm_sem_held_ = gc_sem_held_ = false;
+  install_register_behaviours();  // power-on values; the PSP and SMU forget their state
+  write_discovery_table();
+  ++mode1_resets_;
+}
+
+void gpu::mode1_reset() {
+  lock l(*this);
+  reset_locked();
+  retired_.clear();
+}
+
+std::uint64_t gpu::mode1_resets() const {
+  lock l(*this);
+  return mode1_resets_;
+}
+
+std::vector<psp_command> gpu::psp_log() const {
+  lock l(*this);
+  return psp_->log();
+}
+
+psp_status gpu::psp() const {
+  lock l(*this);
+  return psp_->status();
+}
+
+void gpu::set_psp_faults(const psp_faults& faults) {
+  lock l(*this);
+  psp_->faults = faults;
+}
+
+std::vector<smu_message> gpu::smu_log() const {
+  lock l(*this);
+  return smu_->log();
+}
+
+smu_status gpu::smu() const {
+  lock l(*this);
+  return smu_->status();
+}
+
+void gpu::set_smu_silent(bool silent) {
+  lock l(*this);
+  smu_->silent = silent;
+}
+
+ih_stats gpu::ih() const {
+  lock l(*this);
+  return ih_->stats();
+}
+
+}  // namespace tg::emu
