@@ -8,6 +8,11 @@
 //   std::vector<std::byte> bytes(4096);
 //   tg::queue::queue_memory ring{bytes, tg::queue::gpu_va{0x1'0000'0000}};
 //   tg::queue::queue_memory rptr = ring.slice(128, 8);
+//
+// Without a CPU mapping (USB: every VRAM access is a bridge message, facts 1.4, 7.8) the host view
+// is a shadow in host RAM and `mirror` carries it to and from the device: the accessors below push
+// after writing the shadow and pull before reading it. A null mirror is the direct mapping and
+// costs nothing.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -21,9 +26,20 @@
 
 namespace tg::queue {
 
+// Carries bytes of a host shadow to the device copy and back. `host_bytes` always lies inside the
+// shadow the mirror was made for, so an implementation finds the device location from the pointer
+// (host_bytes.data() - shadow start). Called from the submitting thread only.
+class memory_mirror {
+ public:
+  virtual ~memory_mirror() = default;
+  virtual void push(std::span<const std::byte> host_bytes) = 0;  // shadow -> device
+  virtual void pull(std::span<std::byte> host_bytes) = 0;         // device -> shadow
+};
+
 struct queue_memory {
   std::span<std::byte> host_view;
   gpu_va va;
+  memory_mirror* mirror = nullptr;  // not owned; null: host_view is the device memory itself
 
   std::size_t size_bytes() const { return host_view.size(); }
 
@@ -32,7 +48,7 @@ struct queue_memory {
     if (offset > host_view.size() || bytes > host_view.size() - offset)
       throw usage_error(str("queue memory: slice [", offset, ", ", offset + bytes, ") is outside the ",
                             host_view.size(), " bytes at va 0x", std::hex, va.value));
-    return {host_view.subspan(offset, bytes), va + offset};
+    return {host_view.subspan(offset, bytes), va + offset, mirror};
   }
 };
 
@@ -54,12 +70,14 @@ inline std::atomic_ref<std::uint64_t> word64(const queue_memory& m, std::size_t 
 
 // Acquire: whatever the engine wrote before this word (e.g. before a signal) is visible after.
 inline std::uint64_t load64(const queue_memory& m, std::size_t offset) {
+  if (m.mirror) m.mirror->pull(m.host_view.subspan(offset, 8));
   return word64(m, offset).load(std::memory_order_acquire);
 }
 
 // Release: whatever the host wrote before is visible to a reader that sees this word.
 inline void store64(const queue_memory& m, std::size_t offset, std::uint64_t value) {
   word64(m, offset).store(value, std::memory_order_release);
+  if (m.mirror) m.mirror->push(m.host_view.subspan(offset, 8));
 }
 
 // Plain (non-atomic) dword copies: ring and IB contents. Ordering against the engine comes from
@@ -68,10 +86,18 @@ inline void store64(const queue_memory& m, std::size_t offset, std::uint64_t val
 inline void write_dwords(const queue_memory& m, std::size_t offset, std::span<const std::uint32_t> words) {
   if (words.empty()) return;  // an empty span may have a null data(), which memcpy must not get
   std::memcpy(m.host_view.data() + offset, words.data(), words.size_bytes());
+  if (m.mirror) m.mirror->push(m.host_view.subspan(offset, words.size_bytes()));
+}
+
+inline void zero_bytes(const queue_memory& m, std::size_t offset, std::size_t bytes) {
+  if (bytes == 0) return;
+  std::memset(m.host_view.data() + offset, 0, bytes);
+  if (m.mirror) m.mirror->push(m.host_view.subspan(offset, bytes));
 }
 
 inline std::uint32_t read_dword(const queue_memory& m, std::size_t offset) {
   std::uint32_t word;
+  if (m.mirror) m.mirror->pull(m.host_view.subspan(offset, 4));
   std::memcpy(&word, m.host_view.data() + offset, 4);
   return word;
 }

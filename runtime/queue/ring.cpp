@@ -85,8 +85,8 @@ void ring::write(std::uint64_t at, std::span<const std::uint32_t> words) {
 void ring::zero(std::uint64_t at, std::uint64_t units) {
   const std::size_t first = byte_offset(at), bytes = std::size_t(units * unit_bytes_);
   const std::size_t head = std::min(bytes, config_.ring.size_bytes() - first);
-  std::fill_n(config_.ring.host_view.data() + first, head, std::byte{0});
-  std::fill_n(config_.ring.host_view.data(), bytes - head, std::byte{0});
+  zero_bytes(config_.ring, first, head);
+  zero_bytes(config_.ring, 0, bytes - head);
 }
 
 void ring::publish(std::uint64_t new_put) {

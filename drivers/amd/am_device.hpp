@@ -1,0 +1,147 @@
+// am_device.hpp: one AMD gfx11 / gfx12 GPU booted and run by tg's AM driver over any
+// device_transport (PCI or the USB bridge; real or emulated): memory, copies, the PM4 compute
+// queue and the SDMA copy queue.
+//
+// Boot (appendix B): discovery, then warm or full (facts 5.11: SCRATCH_REG7 = 0xA0000008,
+// SCRATCH_REG6 = 0 and no GC fault latched take the warm path unless am_options::force_full_boot).
+// Full: firmware, an SMU mode-1 reset when PSP sOS and SMU are alive, SOC, MM hub over our page
+// tables, IH, PSP (msg1 in boot VRAM on PCI, in bridge memory from allocate_dma on USB, facts
+// 7.7), SMU, GFX (RLC autoload, MEC, compute queue through MQD/HQD), SDMA. Warm: hubs, IH, MEC
+// reset, queues. Each step calls am_options::progress. Destruction dequeues the compute queue,
+// disables the SDMA ring and writes SCRATCH_REG6 = 0, so the next session boots warm.
+//
+// Memory: allocate() maps physically contiguous VRAM at a fresh VA and zeroes it (SDMA
+// CONST_FILL once the copy queue runs, bounded BAR0 writes before). copy_in / copy_out use the
+// BAR0 mapping when the range is mapped, else the transport's staging window (USB) or a DMA
+// bounce buffer, moved by SDMA, in chunks of the window; they are ordered after earlier copies
+// but not after compute work: synchronize() first to read what a kernel wrote.
+//
+// Faults: the queues' wait hook drains the IH ring and reads GCVM_L2_PROTECTION_FAULT_STATUS;
+// a fault throws device_error naming the device, the waiting queue and the faulting VA, and
+// the queue stays failed until recover_compute() / recover_copy() restart it empty.
+//
+// A later AMD backend loads a code object the way AMD:EMU does (emu_device_program.cpp):
+//   tg::amd::am_device dev(transport, options);
+//   tg::amd::allocation code = dev.allocate(co.image_bytes(), false, co.load_alignment());
+//   dev.copy_in(code, 0, co.image_at(tg::queue::gpu_va{code.va.value}));
+//   tg::queue::pm4::emit_dispatch(cb, co.summary(kernel, tg::queue::gpu_va{code.va.value}),
+//                                 {.gfx = dev.gfx(), ..., .scratch = dev.scratch()});
+//   dev.compute().submit(cb);
+//   dev.synchronize(std::chrono::seconds(30));
+//
+// Not thread-safe: one host thread drives a device.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "drivers/amd/am_context.hpp"
+#include "drivers/amd/am_memory.hpp"
+#include "drivers/amd/am_options.hpp"
+#include "drivers/amd/ip/gfx_v11.hpp"
+#include "drivers/amd/ip/gmc_v11.hpp"
+#include "drivers/amd/ip/ih_v6.hpp"
+#include "drivers/amd/ip/sdma_v6.hpp"
+#include "runtime/queue/doorbell.hpp"
+#include "runtime/queue/pm4.hpp"
+#include "runtime/queue/queue_compute.hpp"
+#include "runtime/queue/queue_copy.hpp"
+
+namespace tg::amd {
+
+// SCRATCH_REG7 once AM booted the GPU (facts 5.11).
+inline constexpr std::uint32_t am_version = 0xA0000008;
+
+struct am_info {
+  std::string transport;  // "pci:0000:c3:00.0", "usb:1-2"
+  transport::transport_kind kind = transport::transport_kind::pci;
+  std::string gfx_target;  // "gfx1100"
+  ip_version gc, sdma0, mmhub, osssys, mp0, mp1;
+  std::uint64_t vram_bytes = 0;
+  transport::bar_region bar0, bar2, bar5;
+  bool large_bar = false;  // BAR0 covers all of VRAM
+  bool warm_boot = false;  // this session skipped PSP / SMU (facts 5.11)
+};
+
+class am_device {
+ public:
+  am_device(transport::device_transport& t, const am_options& options);
+  ~am_device();  // never throws; a failing teardown leaves SCRATCH_REG6 = 1 (the next boot is full)
+  am_device(const am_device&) = delete;
+  am_device& operator=(const am_device&) = delete;
+
+  const am_info& info() const { return info_; }
+
+  // `bytes` rounded up to 4 KiB, zeroed. cpu_visible: inside BAR0 (device_error when BAR0 has
+  // no room left). align: 0 = 4 KiB.
+  allocation allocate(std::uint64_t bytes, bool cpu_visible = false, std::uint64_t align = 0);
+  void release(const allocation& a);
+  void copy_in(const allocation& dst, std::uint64_t offset, std::span<const std::byte> src);
+  void copy_out(std::span<std::byte> dst, const allocation& src, std::uint64_t offset);
+
+  queue::queue_compute& compute() { return *compute_; }
+  queue::queue_copy& copy() { return *copy_; }
+  // Waits for both queues; device_error (naming the queue) on a fault or a queue that makes no
+  // progress for `timeout`.
+  void synchronize(std::chrono::milliseconds timeout = queue::default_wait_timeout);
+  void recover_compute();  // dequeue, fresh MQD and an empty queue_compute on the same memory
+  void recover_copy();     // RB off, an empty queue_copy, RB on
+  std::uint64_t recoveries() const { return recoveries_; }
+
+  // What a dispatch needs besides its code: the packet generation and a scratch area
+  // (COMPUTE_DISPATCH_SCRATCH_BASE, 256-byte aligned).
+  queue::pm4::gfx_version gfx() const;
+  queue::gpu_va scratch() const { return {scratch_.va.value}; }
+
+  am_context& context() { return ctx_; }  // for tests and tools: registers, discovery
+
+ private:
+  struct queue_parts {
+    allocation ring, page, eop;
+    std::unique_ptr<queue::doorbell> bell;
+  };
+  void boot_full();
+  void boot_warm();
+  bool is_warm_bootable();
+  const char* fault_status_register() const;
+  void init_gc_hub();
+  void start_queues();
+  queue_parts make_parts(std::uint64_t ring_bytes, std::uint64_t doorbell, bool eop);
+  void start_compute();
+  void start_copy();
+  void set_up_staging();
+  void zero(const allocation& a);
+  void check_faults(const std::string& queue_name);
+  void run_copy(const queue::cmd_buffer& cb);  // submit on the copy queue and wait for it
+  void require_range(const char* op, const allocation& a, std::uint64_t offset, std::uint64_t bytes) const;
+  void copy_in_staged(queue::gpu_va dst, std::span<const std::byte> src);
+  void copy_out_staged(std::span<std::byte> dst, queue::gpu_va src);
+  void copy_in_bounced(queue::gpu_va dst, std::span<const std::byte> src);
+  void copy_out_bounced(std::span<std::byte> dst, queue::gpu_va src);
+
+  transport::device_transport& t_;
+  am_context ctx_;
+  am_info info_;
+  gmc_v11 gmc_;
+  ih_v6 ih_;
+  gfx_v11 gfx_;
+  sdma_v6 sdma_;
+  memory::gpu_pa memscratch_, dummy_page_;
+  std::unique_ptr<am_memory> mem_;
+  queue_parts compute_parts_, copy_parts_;
+  allocation scratch_;
+  std::unique_ptr<queue::queue_compute> compute_;
+  std::unique_ptr<queue::queue_copy> copy_;
+  bool sdma_ready_ = false;
+  // USB: the staging window and the release word mapped as system pages (facts 7.9, 7.10).
+  transport::staging_window* staging_ = nullptr;
+  memory::gpu_va staging_va_, release_va_;
+  // Neither a BAR mapping nor a window: a DMA bounce buffer.
+  std::unique_ptr<transport::dma_region> bounce_;
+  memory::gpu_va bounce_va_;
+  std::uint64_t recoveries_ = 0;
+};
+
+}  // namespace tg::amd

@@ -1,0 +1,141 @@
+// am_device_queues.cpp: the compute and SDMA queues of an am_device, their doorbells, fault
+// reporting and recovery (see am_device.hpp).
+#include <tg/error.hpp>
+
+#include "drivers/amd/am_device.hpp"
+
+namespace tg::amd {
+
+namespace {
+
+constexpr std::uint64_t compute_doorbell = 0x18, sdma_doorbell = 0x800;  // facts 5.3
+// Where the pointer words and the timeline signal sit in a queue's 4 KiB page: compute follows
+// HSA's amd_queue_t (ring.hpp); SDMA the reference's rptr 0, wptr 8 (as emu_driver does).
+constexpr std::size_t sdma_rptr_at = 0, sdma_wptr_at = 8, signal_at = 256;
+
+// The doorbell protocol of facts 5.3: HDP flush, so ring and shadow writes made through BAR0
+// have reached VRAM, then one 64-bit store into BAR2.
+class bar_doorbell final : public queue::doorbell {
+ public:
+  bar_doorbell(am_context& c, std::uint64_t offset) : c_(c), offset_(offset) {}
+  void write64(std::uint64_t value) override {
+    c_.io.flush_hdp();
+    c_.t.bar(2).write64(offset_, value);
+  }
+
+ private:
+  am_context& c_;
+  std::uint64_t offset_;
+};
+
+}  // namespace
+
+am_device::queue_parts am_device::make_parts(std::uint64_t ring_bytes, std::uint64_t doorbell, bool eop) {
+  queue_parts p;
+  p.ring = allocate(ring_bytes, true, 256);
+  p.page = allocate(4096, true);
+  if (eop) p.eop = allocate(4096);
+  p.bell = std::make_unique<bar_doorbell>(ctx_, doorbell);
+  return p;
+}
+
+void am_device::start_queues() {
+  const bool usb = t_.kind() == transport::transport_kind::usb;
+  // facts 5.1, scaled down: PCI 1 MiB rings, USB an 8 KiB compute ring (every ring store is a
+  // bridge message there), SDMA 1 MiB (a staged copy puts a few packets per chunk).
+  const std::uint64_t compute_bytes = ctx_.opt.compute_ring_bytes ? ctx_.opt.compute_ring_bytes : usb ? 8 << 10 : 1 << 20;
+  const std::uint64_t sdma_bytes = ctx_.opt.sdma_ring_bytes ? ctx_.opt.sdma_ring_bytes : 1 << 20;
+  compute_parts_ = make_parts(compute_bytes, compute_doorbell, true);
+  copy_parts_ = make_parts(sdma_bytes, sdma_doorbell, false);
+  scratch_ = allocate(4096);
+  start_compute();
+  start_copy();
+  sdma_ready_ = true;  // from here on allocations are zeroed by SDMA
+}
+
+// A queue_compute first (it zeroes the pointers), then the MQD and HQD.
+void am_device::start_compute() {
+  const queue::queue_memory page = mem_->host_memory(compute_parts_.page);
+  const queue::ring_pointers ptrs = queue::pointers_in_page(page.slice(0, queue::pointer_page_bytes));
+  compute_ = std::make_unique<queue::queue_compute>(queue::queue_compute_config{
+      .ring = {.name = "compute0",
+               .ring = mem_->host_memory(compute_parts_.ring),
+               .rptr = ptrs.rptr,
+               .wptr = ptrs.wptr,
+               .bell = compute_parts_.bell.get(),
+               .space_timeout = ctx_.opt.queue_timeout,
+               .on_wait = [this] { check_faults("compute0"); }},
+      .signal = page.slice(signal_at, queue::gpu_signal::size_bytes)});
+  gfx_.start_queue({.ring_va = compute_parts_.ring.va.value,
+                    .ring_bytes = compute_parts_.ring.bytes,
+                    .rptr_va = ptrs.rptr.va.value,
+                    .wptr_va = ptrs.wptr.va.value,
+                    .eop_va = compute_parts_.eop.va.value,
+                    .doorbell_offset = compute_doorbell});
+}
+
+void am_device::start_copy() {
+  const queue::queue_memory page = mem_->host_memory(copy_parts_.page);
+  const queue::queue_memory rptr = page.slice(sdma_rptr_at, 8), wptr = page.slice(sdma_wptr_at, 8);
+  copy_ = std::make_unique<queue::queue_copy>(queue::queue_copy_config{
+      .ring = {.name = "sdma0",
+               .ring = mem_->host_memory(copy_parts_.ring),
+               .rptr = rptr,
+               .wptr = wptr,
+               .bell = copy_parts_.bell.get(),
+               .space_timeout = ctx_.opt.queue_timeout,
+               .on_wait = [this] { check_faults("sdma0"); }},
+      .signal = page.slice(signal_at, queue::gpu_signal::size_bytes)});
+  sdma_.start_queue({.ring_va = copy_parts_.ring.va.value,
+                     .ring_bytes = copy_parts_.ring.bytes,
+                     .rptr_va = rptr.va.value,
+                     .wptr_va = wptr.va.value,
+                     .doorbell_offset = sdma_doorbell});
+}
+
+void am_device::check_faults(const std::string& queue_name) {
+  std::optional<std::uint64_t> va;
+  bool write = false;
+  for (const ih_entry& e : ih_.drain())
+    if (e.is_page_fault() && !va) va = e.fault_address(), write = e.is_write_fault();
+  // The latched status as well: it is there even when the IH ring missed the entry (overflow).
+  ip_registers& gc = *ctx_.gc;
+  const char* status_reg = fault_status_register();
+  const std::uint32_t status = gc.read(status_reg);
+  if (status != 0) {
+    const std::uint64_t page = std::uint64_t{gc.read("regGCVM_L2_PROTECTION_FAULT_ADDR_HI32")} << 32 |
+                               gc.read("regGCVM_L2_PROTECTION_FAULT_ADDR_LO32");
+    if (!va) va = page << 12, write = gc.field(status_reg, "RW").get(status);
+    // Clear it so it cannot be reported twice, nor block the next warm boot (facts 5.10, 5.11).
+    gc.update("regGCVM_L2_PROTECTION_FAULT_CNTL", {{"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 1}});
+    gc.update("regGCVM_L2_PROTECTION_FAULT_CNTL", {{"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 0}});
+  }
+  if (!va) return;
+  throw device_error(str(ctx_.name(), ": queue ", queue_name, ": GPU page fault at VA ", memory::hex{*va}, " (",
+                         write ? "write" : "read", ", ", status_reg + 3, " = ", memory::hex{status},
+                         "); the queue is stopped until the driver recovers it"));
+}
+
+void am_device::synchronize(std::chrono::milliseconds timeout) {
+  compute_->synchronize(timeout);
+  copy_->synchronize(timeout);
+  check_faults("compute0 or sdma0");  // a fault that blocked no wait is still an error to report
+}
+
+void am_device::recover_compute() {
+  ctx_.progress("recover compute0");
+  gfx_.reset_mec();
+  compute_.reset();
+  start_compute();
+  ++recoveries_;
+}
+
+void am_device::recover_copy() {
+  ctx_.progress("recover sdma0");
+  sdma_.stop_queue();
+  copy_.reset();
+  start_copy();
+  ++recoveries_;
+}
+
+}  // namespace tg::amd
