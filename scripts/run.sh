@@ -25,4 +25,11 @@ That was a synthetic model. To run a real one, download a GGUF (e.g. Qwen2.5-0.5
   $build/examples/llm/cli/llm --model Qwen2.5-0.5B-Instruct-Q4_K_M.gguf --prompt "Why is the sky blue?"
   $build/examples/llm/cli/llm --model Qwen2.5-0.5B-Instruct-Q4_K_M.gguf --chat
   $build/examples/llm/cli/llm --model Qwen2.5-0.5B-Instruct-Q4_K_M.gguf --benchmark 20
+
+With an AMD RX 7000 / RX 9000 card (PCIe slot with amdgpu unbound, or an ASM2464 USB dock):
+  $build/examples/tg-amd/tg-amd list
+  $build/examples/tg-amd/tg-amd info AMD:0
+  $build/examples/tg-amd/tg-amd copy-bench AMD:0
+Without one, the same against the emulated GPU behind an emulated USB bridge:
+  $build/examples/tg-amd/tg-amd --emulate gfx12 --via usb info
 MSG
