@@ -14,7 +14,10 @@
 // CONST_FILL once the copy queue runs, bounded BAR0 writes before). copy_in / copy_out use the
 // BAR0 mapping when the range is mapped, else the transport's staging window (USB) or a DMA
 // bounce buffer, moved by SDMA, in chunks of the window; they are ordered after earlier copies
-// but not after compute work: synchronize() first to read what a kernel wrote.
+// but not after compute work: synchronize() first to read what a kernel wrote. On USB, copy_in
+// is the pipeline of facts 7.9 (two 256 KiB windows, a sentinel per chunk, a fence the host
+// reads back; am_device_copy.cpp) when the window has a fence, so the host streams one window
+// while SDMA drains the other.
 //
 // Faults: the queues' wait hook drains the IH ring and reads GCVM_L2_PROTECTION_FAULT_STATUS;
 // a fault throws device_error naming the device, the waiting queue and the faulting VA, and
@@ -36,6 +39,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "drivers/amd/am_context.hpp"
 #include "drivers/amd/am_memory.hpp"
@@ -117,6 +121,9 @@ class am_device {
   void run_copy(const queue::cmd_buffer& cb);  // submit on the copy queue and wait for it
   void require_range(const char* op, const allocation& a, std::uint64_t offset, std::uint64_t bytes) const;
   void copy_in_staged(queue::gpu_va dst, std::span<const std::byte> src);
+  void copy_in_pipelined(queue::gpu_va dst, std::span<const std::byte> src);
+  void stream_chunk(std::uint64_t sequence, std::span<const std::byte> payload);
+  void wait_fence(std::uint64_t at_least);
   void copy_out_staged(std::span<std::byte> dst, queue::gpu_va src);
   void copy_in_bounced(queue::gpu_va dst, std::span<const std::byte> src);
   void copy_out_bounced(std::span<std::byte> dst, queue::gpu_va src);
@@ -138,6 +145,13 @@ class am_device {
   // USB: the staging window and the release word mapped as system pages (facts 7.9, 7.10).
   transport::staging_window* staging_ = nullptr;
   memory::gpu_va staging_va_, release_va_;
+  // The copy-in pipeline (facts 7.9): the fence the GPU writes after each chunk, the next chunk's
+  // sequence number, and whether the windows' sentinel dwords may hold stale data (boot staging,
+  // copy-out, a failed copy) and must be zeroed before the next pipelined copy-in.
+  memory::gpu_va fence_va_;
+  std::uint64_t copy_sequence_ = 0;
+  bool windows_dirty_ = true;
+  std::vector<std::byte> chunk_buffer_;
   // Neither a BAR mapping nor a window: a DMA bounce buffer.
   std::unique_ptr<transport::dma_region> bounce_;
   memory::gpu_va bounce_va_;

@@ -1,6 +1,16 @@
 // am_device_copy.cpp: allocations, zeroing and host <-> VRAM copies of an am_device (see
 // am_device.hpp): the BAR0 mapping, the USB staging window (facts 7.9, 7.10) or a DMA bounce
 // buffer, each moved by SDMA in chunks of the window.
+//
+// USB copy-in pipeline (facts 7.9), when the window has a fence: two 256 KiB windows (SRAM 0 and
+// 256 KiB). Chunk s (payload up to 256 KiB - 4) goes to window s & 1 with the sentinel
+// 0x51000000 | (s & 0xFFFFFF) in the window's last dword. One SDMA submission per group of chunks
+// does, per chunk: POLL_REGMEM until that dword equals the sentinel, COPY_LINEAR window -> VRAM,
+// WRITE 0 over the sentinel, WRITE the 64-bit fence := s + 1. The host writes chunk s only once
+// the fence shows chunk s - 2 drained, so it streams one window while SDMA copies the other.
+// Unlike the reference, the sentinel always sits in the window's last dword (a short chunk sends
+// its payload, then the window's last 16 KiB slot with the sentinel), and SDMA clears it after
+// the copy: the polled dword never holds payload bytes, so user data cannot fake a sentinel.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -16,6 +26,11 @@ namespace {
 constexpr std::uint64_t page = 4096;
 constexpr std::uint64_t sector = 512;                // the bridge moves whole sectors (usb_sram.hpp)
 constexpr std::uint64_t bounce_bytes = 2ull << 20;   // PCI without a BAR mapping of the range
+constexpr std::uint64_t slot = 16 << 10;             // a 0xF2 write starts on a 16 KiB slot
+constexpr std::uint64_t window = 256 << 10;          // one copy-in window (facts 7.9)
+constexpr std::uint64_t payload_max = window - 4;    // the last dword is the sentinel
+constexpr std::uint64_t group_chunks = 256;          // chunks per SDMA submission: 24 KiB of ring
+std::uint32_t sentinel(std::uint64_t sequence) { return 0x51000000u | std::uint32_t(sequence & 0xFFFFFF); }
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 queue::gpu_va qva(memory::gpu_va va, std::uint64_t offset = 0) { return {va.value + offset}; }
 }  // namespace
@@ -58,6 +73,14 @@ void am_device::set_up_staging() {
   const std::uint64_t release = staging_->release_bus_address();
   const std::uint64_t release_page = release / page * page;
   release_va_ = mem_->map_system(std::span(&release_page, 1)) + (release - release_page);
+  const std::uint64_t fence = staging_->fence_bus_address();
+  if (fence == 0 || staging_->size() < 2 * window) return;  // copy_in_staged, one chunk at a time
+  const std::uint64_t fence_page = fence / page * page;
+  fence_va_ = mem_->map_system(std::span(&fence_page, 1)) + (fence - fence_page);
+  queue::cmd_buffer cb;  // the fence starts at the first sequence number
+  const std::uint32_t zero[2] = {0, 0};
+  queue::sdma::emit_write(cb, qva(fence_va_), zero);
+  run_copy(cb);
 }
 
 void am_device::copy_in(const allocation& dst, std::uint64_t offset, std::span<const std::byte> src) {
@@ -69,6 +92,7 @@ void am_device::copy_in(const allocation& dst, std::uint64_t offset, std::span<c
     ctx_.io.flush_hdp();  // the CPU's writes reach VRAM before an engine reads them (facts 3.11)
     return;
   }
+  if (staging_ && fence_va_.value != 0) return copy_in_pipelined(qva(dst.va, offset), src);
   if (staging_) return copy_in_staged(qva(dst.va, offset), src);
   copy_in_bounced(qva(dst.va, offset), src);
 }
@@ -106,9 +130,78 @@ void am_device::copy_in_staged(queue::gpu_va dst, std::span<const std::byte> src
   }
 }
 
+// The pipeline of the banner. Sequence numbers are taken before anything can fail, so a failed
+// copy never reuses one; it leaves the windows dirty.
+void am_device::copy_in_pipelined(queue::gpu_va dst, std::span<const std::byte> src) {
+  const std::uint64_t chunks = (src.size() + payload_max - 1) / payload_max;
+  const std::uint64_t first = copy_sequence_;
+  copy_sequence_ += chunks;
+  const bool was_dirty = windows_dirty_;
+  windows_dirty_ = true;
+  if (was_dirty) {  // zero the last slot of both windows, where the sentinels go
+    const std::vector<std::byte> zeros(slot);
+    staging_->write(window - slot, zeros);
+    staging_->write(2 * window - slot, zeros);
+  }
+  queue::submission last{};
+  for (std::uint64_t group = 0; group < chunks; group += group_chunks) {
+    const std::uint64_t end = std::min(chunks, group + group_chunks);
+    queue::cmd_buffer cb;
+    for (std::uint64_t c = group; c < end; ++c) {
+      const std::uint64_t s = first + c, n = std::min(payload_max, src.size() - c * payload_max);
+      const queue::gpu_va win = qva(staging_va_, (s & 1) * window), mark = win + (window - 4);
+      queue::sdma::emit_poll_regmem(cb, mark, queue::compare::equal, sentinel(s));
+      queue::sdma::emit_copy_linear(cb, dst + c * payload_max, win, n);
+      const std::uint32_t zero = 0, fence[2] = {std::uint32_t(s + 1), std::uint32_t((s + 1) >> 32)};
+      queue::sdma::emit_write(cb, mark, std::span(&zero, 1));
+      queue::sdma::emit_write(cb, qva(fence_va_), fence);
+    }
+    last = copy_->submit(cb);
+    for (std::uint64_t c = group; c < end; ++c) {
+      if (c >= 2) wait_fence(first + c - 1);  // chunk c - 2 has left this window
+      stream_chunk(first + c, src.subspan(c * payload_max, std::min(payload_max, src.size() - c * payload_max)));
+    }
+  }
+  copy_->wait(last, ctx_.opt.queue_timeout);
+  windows_dirty_ = false;
+}
+
+// One chunk into window (sequence & 1), its sentinel in the window's last dword, written last.
+void am_device::stream_chunk(std::uint64_t sequence, std::span<const std::byte> payload) {
+  const std::uint64_t base = (sequence & 1) * window;
+  const std::uint32_t mark = sentinel(sequence);
+  if (payload.size() + 4 > window - slot) {  // reaches the last slot: the whole window in one go
+    chunk_buffer_.assign(window, std::byte{0});
+    std::copy(payload.begin(), payload.end(), chunk_buffer_.begin());
+    std::memcpy(chunk_buffer_.data() + window - 4, &mark, 4);
+    staging_->write(base, chunk_buffer_);
+    return;
+  }
+  staging_->write(base, payload);  // padded to a whole sector, still short of the last slot
+  chunk_buffer_.assign(slot, std::byte{0});
+  std::memcpy(chunk_buffer_.data() + slot - 4, &mark, 4);
+  staging_->write(base + window - slot, chunk_buffer_);
+}
+
+// Until the fence reaches `at_least`, reading it back through the bridge; the copy queue's faults
+// end the wait early.
+void am_device::wait_fence(std::uint64_t at_least) {
+  const auto deadline = std::chrono::steady_clock::now() + ctx_.opt.queue_timeout;
+  for (std::uint64_t polls = 1;; ++polls) {
+    const std::uint64_t fence = staging_->read_fence();
+    if (fence >= at_least) return;
+    if (polls % 64 == 0) check_faults("sdma0");
+    if (std::chrono::steady_clock::now() > deadline)
+      throw device_error(str(ctx_.name(), ": copy_in: queue sdma0 did not drain the USB staging window for chunk ",
+                             at_least - 1, " within ", ctx_.opt.queue_timeout.count(), " ms (fence at bus ",
+                             memory::hex{staging_->fence_bus_address()}, " reads ", fence, ")"));
+  }
+}
+
 // Arm the window's read, SDMA VRAM -> window, then one dword to the release address: the
 // bridge streams the window back once that store lands (facts 7.10).
 void am_device::copy_out_staged(std::span<std::byte> dst, queue::gpu_va src) {
+  windows_dirty_ = true;  // VRAM data lands where copy-in looks for sentinels
   std::vector<std::byte> buffer;
   for (std::uint64_t done = 0; done < dst.size();) {
     const std::uint64_t n = std::min<std::uint64_t>(staging_->size(), dst.size() - done);

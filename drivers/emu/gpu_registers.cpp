@@ -1,7 +1,9 @@
 // gpu_registers.cpp: what the emulated registers do (facts 10.3, with the real hardware's rule
 // where the reference's mock simplified): reset values, read-only status registers, the TLB
-// invalidation engines, fault status, HDP flushes, the indirect register windows, and queues that
-// start when the driver enables them.
+// invalidation engines, fault status, HDP flushes, the indirect register windows (MM_DATA also
+// reaches VRAM when MM_INDEX bit 31 is set), and queues that start when the driver enables them.
+#include <optional>
+
 #include "drivers/emu/gpu.hpp"
 #include "drivers/emu/pm4_engine.hpp"
 #include "drivers/emu/sdma_engine.hpp"
@@ -19,6 +21,8 @@ constexpr std::uint32_t hdp_flush_remap_reset = 0x80000 - 4096;
 constexpr std::uint32_t dequeue_req_mask = 0xF;
 // The largest ring the emulator accepts, to keep pointer arithmetic far from overflow.
 constexpr std::uint64_t max_ring_bytes = std::uint64_t{1} << 32;
+// MM_INDEX bit 31: MM_DATA reaches VRAM instead of registers (facts 8.2).
+constexpr std::uint32_t mm_index_vram = 0x80000000u;
 
 // Sets a flag for the length of a scope.
 struct window_guard {
@@ -156,26 +160,42 @@ void gpu::install_register_behaviours() {
                      }});
   regs.set_behaviour(nb.hdp_flush_done, {.read_only = true});
   // A window that points at a window (itself or the other) acts on its own stored value, so no
-  // chain of indirections can recurse.
-  auto window = [this](std::uint32_t data, auto target) {
-    core_->regs.set_behaviour(data, {.on_read = [this, target](std::uint32_t stored) {
+  // chain of indirections can recurse. MM_INDEX bit 31 turns MM_DATA onto VRAM instead (facts
+  // 8.2, Linux amdgpu_device_mm_access): address bits 30:0 from MM_INDEX, the bits above from
+  // MM_INDEX_HI; a dword outside VRAM reads 0 and drops writes.
+  auto window = [this](std::uint32_t data, auto target, auto vram_at) {
+    core_->regs.set_behaviour(data, {.on_read = [this, target, vram_at](std::uint32_t stored) {
+                                       if (const std::optional<gpu_pa> at = vram_at())
+                                         return core_->memory.contains(*at, 4) ? core_->memory.load32(*at) : 0u;
                                        if (in_window_) return stored;
                                        in_window_ = true;
                                        const std::uint32_t v = core_->regs.read(target());
                                        in_window_ = false;
                                        return v;
                                      },
-                                     .on_write = [this, target](std::uint32_t v) {
+                                     .on_write = [this, target, vram_at](std::uint32_t v) {
+                                       if (const std::optional<gpu_pa> at = vram_at()) {
+                                         if (core_->memory.contains(*at, 4)) core_->memory.store32(*at, v);
+                                         return;
+                                       }
                                        if (in_window_) return;
                                        in_window_ = true;
                                        core_->regs.write(target(), v);
                                        in_window_ = false;
                                      }});
   };
-  window(nb.mm_data, [this, nb] {  // MM_INDEX(_HI) hold a byte address
-    return std::uint32_t((std::uint64_t{core_->regs.peek(nb.mm_index_hi)} << 32 | core_->regs.peek(nb.mm_index)) / 4);
-  });
-  window(nb.rsmu_data, [this, nb] { return core_->regs.peek(nb.rsmu_index) / 4; });  // facts 5.3
+  auto no_vram = [] { return std::optional<gpu_pa>{}; };
+  window(
+      nb.mm_data,
+      [this, nb] {  // MM_INDEX(_HI) hold a register's byte address
+        return std::uint32_t((std::uint64_t{core_->regs.peek(nb.mm_index_hi)} << 32 | core_->regs.peek(nb.mm_index)) / 4);
+      },
+      [this, nb]() -> std::optional<gpu_pa> {
+        const std::uint32_t index = core_->regs.peek(nb.mm_index);
+        if ((index & mm_index_vram) == 0) return std::nullopt;
+        return gpu_pa{(std::uint64_t{core_->regs.peek(nb.mm_index_hi)} << 31 | (index & ~mm_index_vram)) & ~3ull};
+      });
+  window(nb.rsmu_data, [this, nb] { return core_->regs.peek(nb.rsmu_index) / 4; }, no_vram);  // facts 5.3
 
   // GC status registers as after a finished boot (facts 10.3 and Appendix B step 6).
   read_only(gc.cp_stat, 0);

@@ -83,6 +83,11 @@ class staging_window {
   virtual void arm_read(std::uint64_t offset, std::uint64_t bytes) = 0;
   virtual std::uint64_t release_bus_address() const = 0;
   virtual void finish_read(std::span<std::byte> out) = 0;  // out.size() == the armed bytes
+  // A 64-bit word on the GPU's side that the GPU writes and the host reads back without a
+  // release, for pipelined copies (USB: the sys_buf fence at PCIe 0x820800, facts 7.9).
+  // fence_bus_address() 0: the transport has none, and read_fence() returns 0.
+  virtual std::uint64_t fence_bus_address() const { return 0; }
+  virtual std::uint64_t read_fence() { return 0; }
 };
 
 // What a transport can do in one go. The driver sizes its own work by these (zero-fill chunks,

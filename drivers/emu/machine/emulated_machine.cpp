@@ -20,8 +20,8 @@ class empty_usb final : public transport::usb::usb_backend {
 };
 
 std::filesystem::path make_temporary_folder() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "tg-emu-firmware-XXXXXX").string();
-  if (!mkdtemp(pattern.data())) throw device_error(str("cannot create a temporary firmware folder from ", pattern));
+  std::string pattern = (std::filesystem::temp_directory_path() / "tg-emu-XXXXXX").string();
+  if (!mkdtemp(pattern.data())) throw device_error(str("cannot create a temporary folder from ", pattern));
   return pattern;
 }
 
@@ -42,11 +42,11 @@ emulated_bus parse_emulated_bus(std::string_view text) {
 }
 
 emulated_machine::emulated_machine(const emulated_machine_config& config) : config_(config) {
-  firmware_dir_ = config.firmware_dir;
-  if (firmware_dir_.empty()) {
-    firmware_dir_ = make_temporary_folder();
-    own_firmware_dir_ = true;
-  }
+  // Each machine has its own folder: its firmware (unless given) and the transports' lock files,
+  // so that machines in concurrent tests (all their bridges are usb:1-2) do not lock each other out.
+  own_dir_ = make_temporary_folder();
+  firmware_dir_ = config.firmware_dir.empty() ? own_dir_ / "firmware" : config.firmware_dir;
+  std::filesystem::create_directories(own_dir_ / "locks");
   if (config.write_firmware) write_firmware_images(firmware_dir_, config.gen, /*seed=*/0x7467);
 
   gpu_config gc{.gen = config.gen, .vram_bytes = config.vram_bytes};
@@ -62,6 +62,7 @@ emulated_machine::emulated_machine(const emulated_machine_config& config) : conf
     buses_.usb = bridge_;
   }
   buses_.pci = pci_host_;
+  buses_.usb_options.lock_directory = (own_dir_ / "locks").string();
   g->start();
 }
 
@@ -69,10 +70,8 @@ gpu& emulated_machine::device() { return gpu_ ? *gpu_ : pci_host_->gpu_at("0000:
 
 emulated_machine::~emulated_machine() {
   device().stop();
-  if (own_firmware_dir_) {
-    std::error_code ignored;
-    std::filesystem::remove_all(firmware_dir_, ignored);
-  }
+  std::error_code ignored;
+  std::filesystem::remove_all(own_dir_, ignored);
 }
 
 }  // namespace tg::emu

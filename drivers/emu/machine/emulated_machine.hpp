@@ -32,7 +32,7 @@ struct emulated_machine_config {
   std::uint64_t vram_bytes = 1ull << 30;
   emulated_bus bus = emulated_bus::pci;
   usb::bridge_config bridge{};          // the bridge's identity and limits (bus == usb)
-  std::filesystem::path firmware_dir;   // empty: images are written to a fresh temporary folder
+  std::filesystem::path firmware_dir;   // empty: images are written to the machine's temporary folder
   bool write_firmware = true;           // false: leave the folder empty (missing-firmware tests)
 };
 
@@ -43,7 +43,7 @@ emulated_bus parse_emulated_bus(std::string_view text);
 class emulated_machine {
  public:
   explicit emulated_machine(const emulated_machine_config& config);
-  ~emulated_machine();  // stops the GPU; removes a temporary firmware folder it made
+  ~emulated_machine();  // stops the GPU; removes its temporary folder
   emulated_machine(const emulated_machine&) = delete;
   emulated_machine& operator=(const emulated_machine&) = delete;
 
@@ -58,8 +58,8 @@ class emulated_machine {
 
  private:
   emulated_machine_config config_;
+  std::filesystem::path own_dir_;  // a temporary folder: firmware (unless given) and lock files
   std::filesystem::path firmware_dir_;
-  bool own_firmware_dir_ = false;
   std::shared_ptr<emu_pci_host> pci_host_;  // owns the GPU when it is on PCI
   std::unique_ptr<gpu> gpu_;                // the GPU behind the bridge
   std::shared_ptr<usb::emu_bridge> bridge_;

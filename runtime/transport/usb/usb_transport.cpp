@@ -83,13 +83,12 @@ bar_window& usb_transport::bar(unsigned index) {
 }
 
 std::unique_ptr<dma_region> usb_transport::allocate_dma(std::uint64_t bytes) {
-  std::uint64_t offset = sram_.allocate(name(), bytes);
-  return std::make_unique<usb_dma_region>(*dev_, offset, bytes);
+  return std::make_unique<usb_dma_region>(*dev_, sram_, bytes);
 }
 
 void usb_transport::reset() {
   dev_->reset();
-  sram_.reset();
+  sram_->reset();
   staging_.forget_armed_read();
   set_up_pcie();
 }

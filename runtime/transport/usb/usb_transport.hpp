@@ -1,6 +1,6 @@
 // usb_transport.hpp: a device_transport over the ASM2464 bridge: config space as config TLPs to
-// bus 4, BARs as bounded PCIe memory streams, DMA memory and the staging window in the bridge's
-// SRAM (facts 7).
+// bus 4, BARs as bounded PCIe memory streams, DMA memory and the staging window (with the
+// copy-in fence in sys_buf) in the bridge's memory (facts 7).
 //
 //   auto usb = make_libusb_backend();
 //   auto gpu = open_usb_transport(*usb, "usb:3-2");            // "" = the first bridge
@@ -53,6 +53,7 @@ class usb_transport final : public device_transport {
   bar_region bar_info(unsigned index) const override;
   bar_window& bar(unsigned index) override;
 
+  // A slice of the SRAM, given back when the region is destroyed (first fit, usb_sram.hpp).
   std::unique_ptr<dma_region> allocate_dma(std::uint64_t bytes) override;
   staging_window* staging() override { return &staging_; }
 
@@ -70,7 +71,7 @@ class usb_transport final : public device_transport {
   std::unique_ptr<usb_device> dev_;
   std::array<bar_region, 6> bars_{};
   std::array<std::optional<usb_bar_window>, 6> windows_;
-  sram_allocator sram_;
+  std::shared_ptr<sram_allocator> sram_ = std::make_shared<sram_allocator>();  // shared with live DMA regions
   usb_staging_window staging_;
 };
 

@@ -1,8 +1,10 @@
 // am_device_test.cpp: the AM driver booting emulated GPUs end to end: gfx11 on the emulated PCI
 // host and gfx12 behind the emulated USB bridge (limits on), through transport::open_transport as
 // a real card is opened. Covers the full and the warm boot, zeroed allocations, bit-exact copies
-// through every path, a PM4 RELEASE_MEM round trip, a page fault reported with its address and
-// recovered, and the boot's errors (missing firmware, PSP and SMU timeouts).
+// through every path, a PM4 RELEASE_MEM round trip, page faults on either queue reported with
+// their address and recovered, the USB copy-in pipeline at its chunk boundaries, two sessions on
+// one USB transport, a small BAR0 without ReBAR, and the boot's errors (missing firmware, PSP and
+// SMU timeouts).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,7 +20,6 @@
 #include "runtime/queue/emit_signal.hpp"
 #include "runtime/queue/pm4.hpp"
 #include "runtime/queue/sdma.hpp"
-#include "small_bar_transport.hpp"
 
 using namespace tg;
 using namespace std::chrono_literals;
@@ -212,12 +213,66 @@ TEST_CASE("am_device boots gfx12 behind the emulated USB bridge within its trans
   CHECK(m.bridge()->stats().largest_stream_write <= chunk);
 }
 
-// The emulator's MM_INDEX / MM_DATA window reaches registers, not VRAM, so discovery on a small
-// BAR goes through small_bar_transport's window (see there).
+// Copy-in over USB is the pipeline of facts 7.9: 256 KiB windows (payload 256 KiB - 4), a
+// sentinel per chunk, SDMA draining one window while the host fills the other.
+TEST_CASE("copy-in behind the USB bridge streams 256 KiB windows and is bit-exact at every chunk boundary") {
+  emu::emulated_machine m(machine_config(emu::gfx_gen::gfx12, emu::emulated_bus::usb));
+  std::unique_ptr<transport::device_transport> t = transport::open_transport("AMD", m.buses());
+  amd::am_device dev(*t, options_for(m));
+  REQUIRE(t->staging()->fence_bus_address() != 0);
+  const std::uint64_t payload = (256 << 10) - 4;
+  amd::allocation a = dev.allocate(4 << 20);
+  const emu::usb::bridge_stats before = m.bridge()->stats();
+  std::uint32_t seed = 20;
+  std::uint64_t sent = 0;
+  // One byte, one whole chunk, a short last chunk inside and one reaching the window's last slot.
+  for (std::uint64_t bytes : {std::uint64_t{1}, payload, payload + 1, 2 * payload + 250000, 3 * payload + 4096}) {
+    const std::vector<std::byte> in = pattern(bytes, ++seed);
+    dev.copy_in(a, 12, in);
+    std::vector<std::byte> out(bytes);
+    dev.copy_out(out, a, 12);
+    CHECK_MESSAGE(out == in, bytes, " bytes");
+    sent += bytes;
+  }
+  const emu::usb::bridge_stats s = m.bridge()->stats();
+  CHECK(s.largest_bulk_out <= 256u << 10);  // one window at a time
+  CHECK(s.largest_stream_write <= t->limits().max_write_chunk);
+  CHECK(s.timeouts == 0);
+  CHECK(s.errors == 0);
+  // Each chunk: its payload in whole sectors plus at most one 16 KiB sentinel slot (9 chunks);
+  // each copy: two sentinel slots, since the copy-out before it dirtied the windows (5 copies).
+  CHECK(s.sram_write_bytes - before.sram_write_bytes <= sent + 9 * 512 + 9 * (16 << 10) + 5 * 2 * (16 << 10));
+  dev.release(a);
+}
+
+// A full boot needs 512 KiB of bridge SRAM for the PSP's firmware; the first session's staging
+// must have been given back for a second am_device on the same transport object to boot.
+TEST_CASE("a second am_device on one usb_transport boots fully again (mode-1 reset) and copies") {
+  emu::emulated_machine m(machine_config(emu::gfx_gen::gfx12, emu::emulated_bus::usb));
+  std::unique_ptr<transport::device_transport> t = transport::open_transport("AMD", m.buses());
+  {
+    amd::am_device first(*t, options_for(m));
+    check_copies(first, 30);
+  }
+  const std::uint64_t resets = m.device().mode1_resets();
+  amd::am_options o = options_for(m);
+  o.force_full_boot = true;
+  amd::am_device second(*t, o);
+  CHECK_FALSE(second.info().warm_boot);
+  CHECK(m.device().mode1_resets() == resets + 1);
+  CHECK(m.device().psp().sos_alive);
+  check_copies(second, 31);
+  check_release_mem(second);
+}
+
+// No ReBAR: BAR0 stays at the emulated card's initial 256 MiB, so discovery reads the table at
+// the end of VRAM through MM_INDEX (bit 31) / MM_INDEX_HI / MM_DATA (facts 8.2).
 TEST_CASE("with a small BAR0, page tables and CPU-visible memory stay inside it and copies bounce through DMA") {
   emu::emulated_machine m(machine_config(emu::gfx_gen::gfx11, emu::emulated_bus::pci));
-  test::small_bar_transport t(transport::open_transport("AMD", m.buses()), 256ull << 20);
-  amd::am_device dev(t, options_for(m));
+  transport::system_buses buses = m.buses();
+  buses.pci_options.resize_bar0 = false;
+  std::unique_ptr<transport::device_transport> t = transport::open_transport("AMD", buses);
+  amd::am_device dev(*t, options_for(m));
   CHECK_FALSE(dev.info().large_bar);
   CHECK(dev.info().bar0.size == 256ull << 20);
   amd::allocation visible = dev.allocate(8 << 20, true);
@@ -259,6 +314,26 @@ TEST_CASE("a page fault on the copy queue names the queue and the address, and r
   dev.recover_copy();
   CHECK(dev.recoveries() == 1);
   check_copies(dev, 5);
+}
+
+TEST_CASE("a page fault on the compute queue names the queue and the address, and recover_compute restarts it") {
+  emu::emulated_machine m(machine_config(emu::gfx_gen::gfx12, emu::emulated_bus::pci));
+  std::unique_ptr<transport::device_transport> t = transport::open_transport("AMD", m.buses());
+  amd::am_device dev(*t, options_for(m));
+  queue::cmd_buffer cb;
+  queue::pm4::emit_release_mem(cb, {.gcr = queue::pm4::release_gcr_flush,
+                                    .data = queue::pm4::data_sel::value32,
+                                    .address = queue::gpu_va{0x3000'0000'0000ull},  // never mapped
+                                    .value = 1});
+  const queue::submission s = dev.compute().submit(cb);
+  CHECK_THROWS_WITH_AS(dev.compute().wait(s, 3000ms), doctest::Contains("queue compute0: GPU page fault at VA 0x"),
+                       device_error);
+  CHECK(dev.compute().is_failed());
+  dev.recover_compute();
+  CHECK(dev.recoveries() == 1);
+  CHECK_FALSE(dev.compute().is_failed());
+  check_release_mem(dev);
+  check_release_mem(dev);  // and again: the timeline goes on from the recovered queue
 }
 
 TEST_CASE("a missing firmware file stops the boot with the path it looked for") {

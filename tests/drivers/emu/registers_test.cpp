@@ -1,5 +1,6 @@
 // registers_test.cpp: the emulated MMIO register file: indices from the generated tables against
-// amd-driver-facts.md Appendix A, and the behaviours the driver relies on (facts 10.3).
+// amd-driver-facts.md Appendix A, and the behaviours the driver relies on (facts 10.3), including
+// the MM_INDEX / MM_DATA window onto registers and, with bit 31, onto VRAM (facts 8.2).
 #include <doctest/doctest.h>
 
 #include "emu_rig.hpp"
@@ -121,6 +122,38 @@ TEST_CASE_TEMPLATE("registers beyond the BAR are reached through MM_INDEX/MM_DAT
   (void)g.read_register(nb.mm_data);
   g.write_register(nb.mm_data, 5);
   CHECK_THROWS_AS(g.mmio_write32(2, 0), tg::usage_error);
+}
+
+TEST_CASE_TEMPLATE("MM_DATA reaches VRAM when MM_INDEX bit 31 is set, with MM_INDEX_HI = address >> 31", G, gfx11, gfx12) {
+  gpu g({.gen = G::gen, .vram_bytes = 4096 * MiB});  // above 2 GiB, so MM_INDEX_HI matters
+  const nbio_registers& nb = g.chip().nbio_reg;
+  // Through the window the way Linux amdgpu_device_mm_access goes (facts 8.2).
+  auto at = [&](std::uint64_t address) {
+    g.write_register(nb.mm_index, std::uint32_t(address & 0x7FFFFFFF) | 0x80000000u);
+    g.write_register(nb.mm_index_hi, std::uint32_t(address >> 31));
+  };
+  const std::uint64_t low = 0x1000, high = 0xC000'0010ull;  // high: MM_INDEX_HI = 1
+  at(low);
+  g.write_register(nb.mm_data, 0xCAFEF00D);
+  at(high);
+  g.write_register(nb.mm_data, 0x12345678);
+  std::uint32_t seen = 0;
+  g.vram().read(gpu_pa{low}, std::as_writable_bytes(std::span(&seen, 1)));
+  CHECK(seen == 0xCAFEF00D);
+  g.vram().read(gpu_pa{high}, std::as_writable_bytes(std::span(&seen, 1)));
+  CHECK(seen == 0x12345678);
+  const std::uint32_t put = 0xA5A5'5A5A;
+  g.vram().write(gpu_pa{high + 4}, std::as_bytes(std::span(&put, 1)));
+  at(high + 4);
+  CHECK(g.read_register(nb.mm_data) == put);
+  CHECK(g.read_register(nb.config_memsize) == 4096);  // the registers behind the window are untouched
+  at(8192ull * MiB);  // beyond VRAM: reads 0, writes go nowhere
+  CHECK(g.read_register(nb.mm_data) == 0);
+  g.write_register(nb.mm_data, 1);
+  // Bit 31 clear: the register window as before.
+  g.write_register(nb.mm_index, nb.config_memsize * 4);
+  g.write_register(nb.mm_index_hi, 0);
+  CHECK(g.read_register(nb.mm_data) == 4096);
 }
 
 TEST_CASE_TEMPLATE("the HQD registers are banked by GRBM_GFX_CNTL", G, gfx11, gfx12) {

@@ -165,7 +165,7 @@ TEST_CASE("an armed read is 0xF2 with bit 15, then a bulk IN of whole sectors ke
   CHECK(r.bridge.log[1].timeout == std::chrono::milliseconds(10000));
 }
 
-TEST_CASE("DMA memory is a bump allocator over the SRAM at bus 0x200000 that never wraps") {
+TEST_CASE("DMA memory is first fit over the SRAM at bus 0x200000 and freed regions give their space back") {
   rig r;
   auto a = r.t.allocate_dma(4096);
   auto b = r.t.allocate_dma(8192);
@@ -173,9 +173,41 @@ TEST_CASE("DMA memory is a bump allocator over the SRAM at bus 0x200000 that nev
   CHECK(b->page_bus_addresses() == std::vector<std::uint64_t>{0x201000, 0x202000});
   CHECK_THROWS_AS(r.t.allocate_dma(100), tg::usage_error);
   CHECK_THROWS_WITH_AS(r.t.allocate_dma(512 * 1024),
-                       "usb:3-2: bridge SRAM exhausted: asked for 524288 bytes, 512000 of 524288 left (DMA memory "
-                       "and the staging window share the SRAM)",
+                       "usb:3-2: bridge SRAM exhausted: asked for 524288 bytes, 512000 of 524288 free but no gap "
+                       "that large (DMA memory and the staging window share the SRAM; release DMA regions you no "
+                       "longer need)",
                        tg::device_error);
+  a.reset();  // the first page is a gap now: a page fits there, two pages go after b
+  auto c = r.t.allocate_dma(8192);
+  CHECK(c->page_bus_addresses().front() == 0x203000);
+  auto d = r.t.allocate_dma(4096);
+  CHECK(d->page_bus_addresses().front() == 0x200000);
+  b.reset();
+  c.reset();
+  d.reset();
+  // Everything back: the whole SRAM again, twice in a row (the PSP staging of two boots).
+  for (int i = 0; i < 2; ++i) CHECK(r.t.allocate_dma(512 * 1024)->page_bus_addresses().front() == 0x200000);
+}
+
+TEST_CASE("a region from before a reset gives nothing back to the allocations made after it") {
+  rig r;
+  auto old = r.t.allocate_dma(4096);
+  r.t.reset();
+  auto fresh = r.t.allocate_dma(4096);
+  CHECK(fresh->page_bus_addresses().front() == 0x200000);
+  old.reset();  // must not free `fresh`'s page
+  CHECK(r.t.allocate_dma(4096)->page_bus_addresses().front() == 0x201000);
+}
+
+TEST_CASE("the copy-in fence is the little-endian u64 at XDATA 0xA800 (bus 0x820800), read with one 0xE4") {
+  rig r;
+  tg::transport::staging_window* w = r.t.staging();
+  CHECK(w->fence_bus_address() == 0x820800);
+  for (int i = 0; i < 8; ++i) r.bridge.xdata[0xA800 + i] = std::uint8_t(0x10 + i);
+  CHECK(w->read_fence() == 0x1716151413121110ull);
+  REQUIRE(r.bridge.log.size() == 1);
+  CHECK(r.bridge.log[0].request == 0xE4);
+  CHECK(r.bridge.log[0].value == 0xA800);
 }
 
 TEST_CASE("DMA writes use 0xF2 from a slot start and 0xE5 per byte elsewhere; reads use 0xE4") {
