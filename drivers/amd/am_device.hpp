@@ -23,7 +23,7 @@
 // a fault throws device_error naming the device, the waiting queue and the faulting VA, and
 // the queue stays failed until recover_compute() / recover_copy() restart it empty.
 //
-// A later AMD backend loads a code object the way AMD:EMU does (emu_device_program.cpp):
+// The AMD backend loads a code object this way (drivers/amd/am_backend_program.cpp):
 //   tg::amd::am_device dev(transport, options);
 //   tg::amd::allocation code = dev.allocate(co.image_bytes(), false, co.load_alignment());
 //   dev.copy_in(code, 0, co.image_at(tg::queue::gpu_va{code.va.value}));

@@ -1,12 +1,12 @@
-// emu_device_registration.cpp: registers emu_device as the "AMD" backend for "AMD:EMU".
+// emu_device_registration.cpp: registers emu_device as "AMD:EMU": the emulated GPU on tg's AM
+// driver. "AMD:EMU" is gfx11 on the emulated PCI host; a generation and a bus may follow
+// ("AMD:EMU:gfx12", "AMD:EMU:usb", "AMD:EMU:gfx12:usb"). Real cards are "AMD"
+// (drivers/amd/am_backend_registration.cpp, in libtg); the registry tries "AMD:EMU" first.
 //
 // Linked whole into whatever uses tg_emu_device_dep (libtg is built before drivers/emu can add to
-// it), so the static registration below always runs. "AMD:EMU" emulates gfx11; "AMD:EMU:gfx12"
-// and "AMD:EMU:gfx11" choose the generation. Real AMD hardware is not driven from here.
+// it), so the static registration below always runs.
 #include <memory>
 #include <string>
-
-#include <tg/error.hpp>
 
 #include "drivers/emu/emu_device.hpp"
 
@@ -14,13 +14,10 @@ namespace tg::emu {
 namespace {
 
 std::shared_ptr<backend> make_emu_device(const std::string& args) {
-  if (args == "EMU" || args == "EMU:gfx11") return std::make_shared<emu_device>(emu_driver_config{.gen = gfx_gen::gfx11});
-  if (args == "EMU:gfx12") return std::make_shared<emu_device>(emu_driver_config{.gen = gfx_gen::gfx12});
-  throw usage_error(str("device 'AMD:", args, "': only the emulated GPU is available here: AMD:EMU, AMD:EMU:gfx11 or ",
-                        "AMD:EMU:gfx12"));
+  return std::make_shared<emu_device>(parse_emu_device_args(args));
 }
 
-const backend_registration registration("AMD", make_emu_device);
+const backend_registration registration("AMD:EMU", make_emu_device);
 
 }  // namespace
 }  // namespace tg::emu

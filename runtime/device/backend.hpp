@@ -44,8 +44,9 @@ class backend {
   virtual bool reads_host_memory() const { return false; }
 };
 
-// Backends register by name ("CPU", "AMD"); `args` is what follows the first ':' in a
-// device name ("AMD:EMU" -> "EMU").
+// Backends register by name ("CPU", "AMD", "AMD:EMU"). A device name picks the registration
+// with the longest matching prefix that ends at a ':' and passes the rest as `args`:
+// "AMD:EMU:gfx12" -> "AMD:EMU" with "gfx12"; "AMD:USB:0" -> "AMD" with "USB:0".
 using backend_factory = std::function<std::shared_ptr<backend>(const std::string& args)>;
 void register_backend(const std::string& name, backend_factory factory);
 std::vector<std::string> registered_backends();

@@ -127,16 +127,18 @@ struct device::cache {
 // wasteful for values that change every call (a decode position), which never repeat.
 constexpr int specialize_after = 3;
 
+// The most specific registration wins: for "AMD:EMU:gfx12" the whole name is tried first, then
+// "AMD:EMU" (args "gfx12"), then "AMD" (args "EMU:gfx12"); each cut is at a ':'.
 device::device(const std::string& name) : name_(name), cache_(std::make_shared<cache>()) {
-  std::string kind = name.substr(0, name.find(':'));
-  std::string args = name.find(':') == std::string::npos ? "" : name.substr(name.find(':') + 1);
-  auto it = registry().find(kind);
-  if (it == registry().end()) {
-    std::string known;
-    for (const auto& n : registered_backends()) known += (known.empty() ? "" : ", ") + n;
-    throw usage_error(str("device '", name, "': no such device kind (known: ", known, ")"));
+  for (std::size_t cut = name.size(); cut != std::string::npos && cut > 0; cut = name.rfind(':', cut - 1)) {
+    auto it = registry().find(name.substr(0, cut));
+    if (it == registry().end()) continue;
+    backend_ = it->second(cut == name.size() ? std::string() : name.substr(cut + 1));
+    return;
   }
-  backend_ = it->second(args);
+  std::string known;
+  for (const auto& n : registered_backends()) known += (known.empty() ? "" : ", ") + n;
+  throw usage_error(str("device '", name, "': no such device kind (known: ", known, ")"));
 }
 
 std::shared_ptr<program> device::compile(const kernel_source& source) {

@@ -1,0 +1,122 @@
+// am_backend.hpp: the "AMD" backend: tg::backend over an am_device (drivers/amd/am_device.hpp),
+// on a real card (PCI or the USB bridge) or on the emulated one (AMD:EMU, drivers/emu/emu_device.hpp).
+//
+// Every backend fills the same slots (backend.hpp). Here:
+//   - allocate: VRAM mapped at a fresh GPU VA; the void* handed out is that VA, never
+//     dereferenced on the host (as tinygrad's AMD buffers);
+//   - release: after the queues went idle; after a queue failure the buffer is leaked, still
+//     mapped, since nobody can say whether a queued kernel still uses it;
+//   - copy_in / copy_out: through am_device (BAR0, the USB window or a DMA bounce buffer), after
+//     the kernels queued so far (a host wait on the compute queue) and complete on return;
+//   - programs: a code object's kernel loaded into VRAM (load_program); launch writes the kernargs
+//     as layout_kernargs lays them out and dispatches with pm4::emit_dispatch, without waiting;
+//   - compile from a tg AST: usage_error, since tg has no AMDGPU code generator yet.
+//
+//   tg::device dev("AMD:USB:0");                      // am_backend_registration.cpp
+//   auto& amd = dynamic_cast<tg::amd::am_backend&>(dev.impl());
+//   auto p = amd.load_program(co, "add", args, {.workgroups = {4, 1, 1}, .workgroup_size = {64, 1, 1}});
+//   p->launch(buffers, {});
+//
+// After device().recover_compute() the compute timeline restarts, so programs launched before it
+// must not be launched again (their kernarg slots remember submissions of the old queue).
+// Programs keep a reference to their backend and must not outlive it (tg::device drops its
+// programs first). Not thread-safe: one host thread uses a backend.
+#pragma once
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "drivers/amd/am_device.hpp"
+#include "drivers/amd/code_object.hpp"
+#include "drivers/amd/code_object_kernargs.hpp"
+#include "runtime/device/backend.hpp"
+#include "runtime/transport/transport.hpp"
+
+namespace tg::amd {
+
+// The grid a loaded program is dispatched with (tg's program::launch carries none).
+struct am_launch_shape {
+  std::array<std::uint32_t, 3> workgroups{1, 1, 1};
+  std::array<std::uint32_t, 3> workgroup_size{64, 1, 1};
+};
+
+class am_program;
+
+class am_backend : public backend {
+ public:
+  // Boots an am_device on `t`. `keep_alive` outlives the transport (the buses it was opened from,
+  // or an emulated machine); `name` is what name() and error messages say ("AMD", "AMD:EMU").
+  am_backend(std::string name, std::unique_ptr<transport::device_transport> t, const am_options& options,
+             std::shared_ptr<void> keep_alive = {});
+  ~am_backend() override;
+
+  std::string name() const override { return name_; }
+  void* allocate(std::size_t size_bytes) override;
+  void release(void* memory) override;
+  void copy_in(void* device_dst, const void* host_src, std::size_t size_bytes) override;
+  void copy_out(void* host_dst, const void* device_src, std::size_t size_bytes) override;
+  std::shared_ptr<program> compile(const kernel_source& source) override;
+  void synchronize() override;
+
+  // Kernel `kernel` of `co` in VRAM. At launch the buffers fill the first arguments of `args`
+  // (pointers) and the vars the rest.
+  std::shared_ptr<am_program> load_program(const code_object& co, std::string_view kernel,
+                                           std::span<const kernarg> args, am_launch_shape shape);
+
+  am_device& device() { return *device_; }
+  // The allocation holding [device_ptr, +size_bytes) (an address allocate returned plus an
+  // offset); usage_error naming `what` otherwise.
+  const allocation& allocation_of(const void* device_ptr, std::size_t size_bytes, const char* what) const;
+
+ private:
+  friend class am_program;
+  void wait_for_kernels();  // the host waits for every dispatch submitted so far
+
+  std::string name_;
+  std::shared_ptr<void> keep_alive_;  // declared first: destroyed after the transport
+  std::unique_ptr<transport::device_transport> transport_;
+  std::unique_ptr<am_device> device_;
+  std::chrono::milliseconds queue_timeout_;
+  std::map<std::uint64_t, allocation> allocations_;  // by VA
+  std::vector<allocation> program_memory_;            // code and kernargs, freed with the device
+};
+
+// A loaded kernel: its image in VRAM and kernarg slots for launches in flight.
+class am_program final : public program {
+ public:
+  static constexpr std::size_t kernarg_slots = 16;  // launches in flight before one is waited for
+
+  am_program(am_backend& owner, const code_object& co, std::string_view kernel, std::span<const kernarg> args,
+             am_launch_shape shape);
+
+  void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override;
+
+  const queue::pm4::kernel_summary& summary() const { return summary_; }
+  // The loaded image from the entry on: the bytes the command processor fetches first (the
+  // emulator finds a kernel's host twin by them).
+  std::span<const std::byte> entry_code() const { return entry_code_; }
+  const kernarg_layout& layout() const { return layout_; }
+
+ private:
+  void write_kernargs(std::span<std::byte> slot, std::span<void* const> buffers, std::span<const std::int64_t> vars);
+
+  am_backend& owner_;
+  std::string name_;
+  std::vector<kernarg> args_;
+  kernarg_layout layout_;
+  am_launch_shape shape_;
+  queue::pm4::kernel_summary summary_;
+  std::vector<std::byte> entry_code_;
+  allocation kernargs_;
+  std::uint64_t slot_bytes_ = 0;
+  std::array<queue::submission, kernarg_slots> slot_use_{};
+  std::size_t next_slot_ = 0;
+};
+
+}  // namespace tg::amd

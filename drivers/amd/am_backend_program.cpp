@@ -1,0 +1,75 @@
+// am_backend_program.cpp: loading and launching programs of the AMD backend (see am_backend.hpp).
+#include <algorithm>
+#include <cstring>
+
+#include <tg/error.hpp>
+
+#include "drivers/amd/am_backend.hpp"
+
+namespace tg::amd {
+
+am_program::am_program(am_backend& owner, const code_object& co, std::string_view kernel, std::span<const kernarg> args,
+                       am_launch_shape shape)
+    : owner_(owner), name_(kernel), args_(args.begin(), args.end()), layout_(layout_kernargs(co.kernel(kernel), args)),
+      shape_(shape) {
+  am_device& dev = owner.device();
+  if (co.gfx() != dev.gfx())
+    throw usage_error(str(owner.name(), ": kernel '", name_, "' was built for ", co.target() == gfx_target::gfx1100
+                          ? "gfx1100" : "gfx1200", ", this device is ", dev.info().gfx_target));
+  // The image goes in with one copy_in, as the reference uploads code; the device keeps it.
+  const allocation code = dev.allocate(co.image_bytes(), false, co.load_alignment());
+  owner.program_memory_.push_back(code);
+  const std::vector<std::byte> image = co.image_at(gpu_va{code.va.value});
+  dev.copy_in(code, 0, image);
+  summary_ = co.summary(kernel, gpu_va{code.va.value});
+  entry_code_.assign(image.begin() + std::ptrdiff_t(summary_.entry.value - code.va.value), image.end());
+
+  slot_bytes_ = (std::max<std::uint64_t>(layout_.alloc_bytes, 8) + 255) / 256 * 256;
+  kernargs_ = dev.allocate(slot_bytes_ * kernarg_slots);
+  owner.program_memory_.push_back(kernargs_);
+}
+
+void am_program::write_kernargs(std::span<std::byte> slot, std::span<void* const> buffers,
+                                std::span<const std::int64_t> vars) {
+  std::fill(slot.begin(), slot.end(), std::byte{0});  // hidden arguments stay zero (facts 6.3)
+  // tg's calling convention (backend.hpp): the buffers are the first arguments, the vars follow.
+  if (args_.size() != buffers.size() + vars.size())
+    throw usage_error(str(owner_.name(), ": kernel '", name_, "' takes ", args_.size(), " arguments; launch gave ",
+                          buffers.size(), " buffers and ", vars.size(), " variables"));
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    std::uint64_t value;
+    if (i < buffers.size()) {
+      if (args_[i].size_bytes != kernarg_pointer.size_bytes)
+        throw usage_error(str(owner_.name(), ": kernel '", name_, "': argument ", i, " gets a buffer but is not a pointer"));
+      owner_.allocation_of(buffers[i], 0, "launch");  // a buffer of this device
+      value = reinterpret_cast<std::uintptr_t>(buffers[i]);
+    } else {
+      value = std::uint64_t(vars[i - buffers.size()]);
+    }
+    std::memcpy(slot.data() + layout_.offsets[i], &value, args_[i].size_bytes);  // little-endian low bytes
+  }
+}
+
+// The kernargs go in with a copy_in, complete on return, into a slot the GPU is done with; copies
+// submitted before are complete too (am_device's copies wait for themselves), so the dispatch
+// needs no wait on the copy queue.
+void am_program::launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) {
+  am_device& dev = owner_.device();
+  const std::size_t slot = next_slot_;
+  std::vector<std::byte> args(slot_bytes_);
+  write_kernargs(args, buffers, vars);
+  dev.compute().wait(slot_use_[slot], owner_.queue_timeout_);
+  dev.copy_in(kernargs_, slot * slot_bytes_, args);
+
+  queue::cmd_buffer cb;
+  queue::pm4::emit_dispatch(cb, summary_,
+                            {.gfx = dev.gfx(),
+                             .workgroups = shape_.workgroups,
+                             .workgroup_size = shape_.workgroup_size,
+                             .kernargs = gpu_va{kernargs_.va.value + slot * slot_bytes_},
+                             .scratch = dev.scratch()});
+  slot_use_[slot] = dev.compute().submit(cb);
+  next_slot_ = (next_slot_ + 1) % kernarg_slots;
+}
+
+}  // namespace tg::amd
