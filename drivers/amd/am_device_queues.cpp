@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::uint64_t compute_doorbell = 0x18, sdma_doorbell = 0x800;  // facts 5.3
 // Where the pointer words and the timeline signal sit in a queue's 4 KiB page: compute follows
-// HSA's amd_queue_t (ring.hpp); SDMA the reference's rptr 0, wptr 8 (as emu_driver does).
+// HSA's amd_queue_t (ring.hpp); SDMA the reference's rptr 0, wptr 8.
 constexpr std::size_t sdma_rptr_at = 0, sdma_wptr_at = 8, signal_at = 256;
 
 // The doorbell protocol of facts 5.3: HDP flush, so ring and shadow writes made through BAR0

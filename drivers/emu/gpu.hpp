@@ -27,7 +27,9 @@
 //   ...                                      // the rest of VM_CONTEXT0 and a queue, as a driver does
 //   g.write_doorbell64(0x800, put);          // SDMA0's doorbell (facts 5.3)
 //   g.step_until_idle();
-// tests/drivers/emu/emu_rig.hpp does all of it: page tables, TLB flushes, both kinds of queue.
+// tests/drivers/emu/emu_rig.hpp does all of it for the emulator's own tests: page tables, TLB
+// flushes, both kinds of queue. The driver that boots it as a card, over the emulated PCI host
+// or USB bridge (drivers/emu/machine), is tg's AM driver: drivers/amd/am_device.hpp.
 //
 // Thread-safe: every member takes the gpu's lock, except chip(), gen() and vram(), which is the
 // BAR (host accesses to VRAM take no lock, as on hardware). A kernel callback runs under that
