@@ -1,10 +1,12 @@
 // llvm_kernel.cpp: AST -> LLVM IR. Values are emitted on demand from the store, one per
 // lane (lanes come from upcast ranges); a reduce becomes a loop with one accumulator per
-// lane. The last upcast output range is not unrolled but becomes an LLVM vector: values
-// that depend on it are <W x T>, and an index that moves by 1 along it loads and stores
-// as one vector access (tracked as base + stride * lane). 16-bit floats and bools are
-// widened in registers (float, i1) and narrowed in memory.
+// lane, or, when hinted reduce_as_lanes, one vector evaluation and a horizontal sum. The
+// last upcast output range is not unrolled but becomes an LLVM vector: values that depend
+// on it are <W x T>, and an index that moves by 1 along it loads and stores as one vector
+// access (tracked as base + stride * lane). Types and elementwise ops: llvm_value_ops.hpp.
 #include "llvm_kernel.hpp"
+
+#include "llvm_value_ops.hpp"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -19,11 +21,11 @@ namespace {
 
 using lanes = std::vector<llvm::Value*>;
 
-class emitter {
+class emitter : value_ops {
  public:
   emitter(llvm::Module& m, llvm::Function* f, std::span<const ast::node> nodes, int global_ranges,
           const kernel_opts& opts)
-      : m_(m), ctx_(m.getContext()), b_(ctx_), f_(f), nodes_(nodes), n_global_(global_ranges), opts_(opts) {
+      : value_ops(m), f_(f), nodes_(nodes), n_global_(global_ranges), opts_(opts) {
     for (int i = 0; i < n_global_; ++i)
       if (upcast(i) > 1 && opts_.vector_lanes) vec_range_ = i;  // the innermost upcast range is the vector one
     if (vec_range_ >= 0) vec_width_ = upcast(vec_range_);
@@ -129,71 +131,22 @@ class emitter {
     close_loop(l);
   }
 
-  // --- types ---
-  llvm::Type* reg_type(dtype t) {
-    switch (t) {
-      case dtype::bool_: return b_.getInt1Ty();
-      case dtype::int8: case dtype::uint8: return b_.getInt8Ty();
-      case dtype::int16: case dtype::uint16: return b_.getInt16Ty();
-      case dtype::int32: case dtype::uint32: return b_.getInt32Ty();
-      case dtype::int64: return b_.getInt64Ty();
-      case dtype::float16: case dtype::bfloat16: case dtype::float32: return b_.getFloatTy();
-      case dtype::float64: return b_.getDoubleTy();
-    }
-    TG_UNREACHABLE("dtype");
-  }
-  llvm::Type* mem_type(dtype t) {
-    switch (t) {
-      case dtype::bool_: return b_.getInt8Ty();
-      case dtype::float16: return b_.getHalfTy();
-      case dtype::bfloat16: return b_.getInt16Ty();
-      default: return reg_type(t);
-    }
-  }
-  // A scalar type, or its vector form when `like` is a vector.
-  llvm::Type* shaped(llvm::Type* scalar, llvm::Value* like) {
-    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(like->getType()))
-      return llvm::FixedVectorType::get(scalar, vt->getNumElements());
-    return scalar;
-  }
   static bool is_vec(llvm::Value* v) { return v->getType()->isVectorTy(); }
-  llvm::Value* widen(llvm::Value* v) { return is_vec(v) ? v : b_.CreateVectorSplat(unsigned(vec_width_), v); }
-  // Both operands as vectors when either is one.
+  static unsigned width_of(llvm::Value* v) { return llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements(); }
+  // A value at the current vector width: a scalar is splat; a vector made in an enclosing
+  // lane reduce (fewer lanes) repeats each element once per inner lane.
+  llvm::Value* widen(llvm::Value* v) {
+    if (!is_vec(v)) return b_.CreateVectorSplat(unsigned(vec_width_), v);
+    unsigned w = width_of(v);
+    if (w == unsigned(vec_width_)) return v;
+    std::vector<int> mask;
+    for (int f = 0; f < vec_width_; ++f) mask.push_back(f / (vec_width_ / int(w)));
+    return b_.CreateShuffleVector(v, mask);
+  }
+  // Both operands as vectors of the current width when either is one.
   void match(llvm::Value*& a, llvm::Value*& c) {
-    if (is_vec(a) != is_vec(c)) a = widen(a), c = widen(c);
+    if (is_vec(a) || is_vec(c)) a = widen(a), c = widen(c);
   }
-  llvm::Value* int_const(llvm::Value* like, std::uint64_t v) { return llvm::ConstantInt::get(like->getType(), v); }
-
-  llvm::Value* to_reg(llvm::Value* v, dtype t) {
-    switch (t) {
-      case dtype::bool_: return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
-      case dtype::float16: return b_.CreateFPExt(v, shaped(b_.getFloatTy(), v));
-      case dtype::bfloat16:
-        return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, shaped(b_.getInt32Ty(), v)), 16), shaped(b_.getFloatTy(), v));
-      default: return v;
-    }
-  }
-  llvm::Value* to_mem(llvm::Value* v, dtype t) {
-    switch (t) {
-      case dtype::bool_: return b_.CreateZExt(v, shaped(b_.getInt8Ty(), v));
-      case dtype::float16: return b_.CreateFPTrunc(v, shaped(b_.getHalfTy(), v));
-      case dtype::bfloat16: {  // round to nearest even, NaN stays NaN
-        llvm::Value* bits = b_.CreateBitCast(v, shaped(b_.getInt32Ty(), v));
-        llvm::Value* odd = b_.CreateAnd(b_.CreateLShr(bits, 16), int_const(bits, 1));
-        llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(odd, int_const(bits, 0x7FFF))), 16);
-        llvm::Value* nan = b_.CreateFCmpUNO(v, v);
-        llvm::Value* quiet = b_.CreateOr(b_.CreateLShr(bits, 16), int_const(bits, 0x40));
-        return b_.CreateTrunc(b_.CreateSelect(nan, quiet, rounded), shaped(b_.getInt16Ty(), v));
-      }
-      default: return v;
-    }
-  }
-  // Rounds a widened 16-bit float to its precision (a cast to float16/bfloat16).
-  llvm::Value* round_to(llvm::Value* v, dtype t) {
-    if (t != dtype::float16 && t != dtype::bfloat16) return v;
-    return to_reg(to_mem(v, t), t);
-  }
-
   // --- values ---
   const lanes* lookup(int n) const {
     for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
@@ -219,20 +172,6 @@ class emitter {
     return out;
   }
   lanes splat(llvm::Value* v) { return lanes(std::size_t(lane_count_), v); }
-
-  llvm::Value* constant(const ast::node& x) {
-    llvm::Type* t = reg_type(x.dt);
-    if (x.dt == dtype::float16) return llvm::ConstantFP::get(t, double(float(half(float(x.value)))));
-    if (x.dt == dtype::bfloat16) return llvm::ConstantFP::get(t, double(float(bfloat16(float(x.value)))));
-    if (is_float(x.dt)) return llvm::ConstantFP::get(t, x.value);
-    return llvm::ConstantInt::get(t, std::uint64_t(x.arg), is_signed_int(x.dt));
-  }
-
-  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* a, llvm::Value* b = nullptr) {
-    llvm::Function* fn = llvm::Intrinsic::getDeclaration(&m_, id, {a->getType()});
-    if (b) return b_.CreateCall(fn, {a, b});
-    return b_.CreateCall(fn, {a});
-  }
 
   lanes compute(int n) {
     const ast::node& x = nodes_[std::size_t(n)];
@@ -289,8 +228,14 @@ class emitter {
   std::optional<affine> affine_of(llvm::Value* v) {
     if (!is_vec(v)) return affine{v, 0};
     auto it = affine_.find(v);
-    if (it == affine_.end()) return std::nullopt;
-    return it->second;
+    if (it != affine_.end()) return it->second;
+    // A constant vector (an iota plus constants, folded by the IRBuilder) in steps of one stride.
+    auto* c = llvm::dyn_cast<llvm::ConstantDataVector>(v);
+    if (c == nullptr || !c->getElementType()->isIntegerTy(64) || c->getNumElements() < 2) return std::nullopt;
+    std::int64_t first = std::int64_t(c->getElementAsInteger(0)), stride = std::int64_t(c->getElementAsInteger(1)) - first;
+    for (unsigned e = 2; e < c->getNumElements(); ++e)
+      if (std::int64_t(c->getElementAsInteger(e)) != first + stride * std::int64_t(e)) return std::nullopt;
+    return affine{b_.getInt64(std::uint64_t(first)), stride};
   }
   void track_affine(ast::op o, llvm::Value* a, llvm::Value* c, llvm::Value* result) {
     auto p = affine_of(a), q = affine_of(c);
@@ -327,6 +272,7 @@ class emitter {
       llvm::Value* idx = index[l];
       llvm::Value* ok = valid.empty() ? nullptr : valid[l];
       if (!is_vec(idx) && (ok == nullptr || !is_vec(ok))) return load_scalar(x, idx, ok);
+      if (is_vec(idx) && width_of(idx) != unsigned(vec_width_)) idx = widen(idx);
       auto a = affine_of(idx);
       if (ok == nullptr && a && a->stride == 0) return load_scalar(x, a->base, nullptr);
       if (ok == nullptr && a && a->stride == 1) {  // one vector load
@@ -378,6 +324,7 @@ class emitter {
 
   lanes reduce(const ast::node& x) {
     const ast::node& r = nodes_[std::size_t(x.src[1])];
+    if (int w = lane_reduce_width(x, r); w > 0) return reduce_as_lanes(x, w);
     llvm::Value* bound = emit(r.src[0])[0];
     llvm::Type* t = reg_type(x.dt);
     llvm::Value* identity = x.o == ast::op::reduce_sum ? llvm::Constant::getNullValue(t) : lowest(x.dt);
@@ -394,7 +341,7 @@ class emitter {
       for (std::size_t i = 0; i < acc.size(); ++i) {
         llvm::Type* ty = shaped(t, v[i]);
         auto* phi = b_.CreatePHI(ty, 2, "acc");
-        phi->addIncoming(is_vec(v[i]) ? b_.CreateVectorSplat(unsigned(vec_width_), identity) : identity, pre);
+        phi->addIncoming(is_vec(v[i]) ? b_.CreateVectorSplat(width_of(v[i]), identity) : identity, pre);
         acc[i] = phi;
       }
       b_.restoreIP(saved);
@@ -406,6 +353,65 @@ class emitter {
     for (std::size_t i = 0; i < acc.size(); ++i) llvm::cast<llvm::PHINode>(acc[i])->addIncoming(next[i], l.index->getIncomingBlock(1));
     return acc;
   }
+  // The lanes for a sum hinted reduce_as_lanes, or 0 for a loop: the hint is taken when
+  // no vector output range is in use, the bound is a small constant, the lanes of every
+  // enclosing such reduce times these stay within 64, and the sum's type is one where a
+  // reassociated sum does not round differently in a way that matters (f32, integers).
+  int lane_reduce_width(const ast::node& x, const ast::node& range) const {
+    if (x.arg != ast::reduce_as_lanes || x.o != ast::op::reduce_sum || vec_range_ >= 0) return 0;
+    if (x.dt == dtype::float16 || x.dt == dtype::bfloat16 || x.dt == dtype::float64 || x.dt == dtype::bool_) return 0;
+    const ast::node& bound = nodes_[std::size_t(range.src[0])];
+    if (bound.o != ast::op::constant || bound.arg < 2 || vec_width_ * bound.arg > 64) return 0;
+    return int(bound.arg);
+  }
+  // No loop: the range becomes k vector lanes, computed once; reduces inside get vector
+  // accumulators. Nested in another lane reduce of W lanes the vector has W * k lanes, lane
+  // f standing for outer lane f / k and this range's value f % k (so 2 * outer + inner is
+  // the contiguous <0, 1, ...>); the result has the outer W lanes, each the sum of its k
+  // neighbours (for integer products of sign-extended values, x86 makes that pmaddwd).
+  lanes reduce_as_lanes(const ast::node& x, int k) {
+    const int outer = vec_width_;
+    vec_width_ = outer * k;
+    scopes_.emplace_back();
+    auto lane_values = [&](auto value_of) {
+      std::vector<std::uint64_t> values;
+      for (int f = 0; f < vec_width_; ++f) values.push_back(std::uint64_t(value_of(f)));
+      return llvm::ConstantDataVector::get(ctx_, values);
+    };
+    int inner = k;  // lanes of the ranges inside each enclosing one, innermost first
+    for (auto it = lane_ranges_.rbegin(); it != lane_ranges_.rend(); ++it) {
+      const int width = it->second, stride = inner;
+      scopes_.back()[it->first] = splat(lane_values([&](int f) { return (f / stride) % width; }));
+      inner *= width;
+    }
+    scopes_.back()[x.src[1]] = splat(lane_values([&](int f) { return f % k; }));
+    lane_ranges_.push_back({x.src[1], k});
+    const lanes& v = emit(x.src[0]);
+    lanes out = per_lane({&v}, [&](std::size_t l) { return horizontal(x, widen(v[l]), outer, k); });
+    lane_ranges_.pop_back();
+    scopes_.pop_back();
+    vec_width_ = outer;
+    return out;
+  }
+  // Sums each group of k neighbouring lanes of v into one of `outer` lanes.
+  llvm::Value* horizontal(const ast::node& x, llvm::Value* v, int outer, int k) {
+    if (outer == 1) {
+      if (!is_float(x.dt)) return b_.CreateAddReduce(v);
+      auto* sum = llvm::cast<llvm::Instruction>(
+          b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(v->getType()->getScalarType()), v));
+      sum->setHasAllowReassoc(true);  // a tree of shuffles and adds, not a lane-by-lane chain
+      return sum;
+    }
+    llvm::Value* out = nullptr;
+    for (int r = 0; r < k; ++r) {
+      std::vector<int> mask;
+      for (int o = 0; o < outer; ++o) mask.push_back(o * k + r);
+      llvm::Value* part = b_.CreateShuffleVector(v, mask);
+      out = out == nullptr ? part : binary(ast::op::add, x.dt, out, part);
+    }
+    return out;
+  }
+
   llvm::Value* accumulate(ast::op o, dtype t, llvm::Value* acc, llvm::Value* v) {
     if (o == ast::op::reduce_max) return binary(ast::op::max, t, acc, v);
     if (!is_float(t)) return b_.CreateAdd(acc, v);
@@ -413,82 +419,13 @@ class emitter {
     // Without a vector range, let the loop vectorizer split each sum into partial sums (a
     // row sum, a matvec, or several scalar lanes sharing one weight). With a vector range
     // the lanes are the vector: keep the reduce loop scalar rather than gather along it.
-    if (vec_range_ < 0) {
+    if (vec_range_ < 0 && !is_vec(v)) {
       llvm::FastMathFlags fmf = sum->getFastMathFlags();
       fmf.setAllowReassoc(true);
       sum->setFastMathFlags(fmf);
     }
     return sum;
   }
-  llvm::Value* lowest(dtype t) {
-    llvm::Type* ty = reg_type(t);
-    if (is_float(t)) return llvm::ConstantFP::getInfinity(ty, true);
-    if (t == dtype::bool_ || is_unsigned_int(t)) return llvm::ConstantInt::get(ty, 0);
-    return llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth()));
-  }
-
-  llvm::Value* unary(const ast::node& x, llvm::Value* a, dtype from) {
-    switch (x.o) {
-      case ast::op::neg: return is_float(x.dt) ? b_.CreateFNeg(a) : b_.CreateNeg(a);
-      case ast::op::exp2: return intrinsic(llvm::Intrinsic::exp2, a);
-      case ast::op::log2: return intrinsic(llvm::Intrinsic::log2, a);
-      case ast::op::sqrt: return intrinsic(llvm::Intrinsic::sqrt, a);
-      case ast::op::sin: return intrinsic(llvm::Intrinsic::sin, a);
-      case ast::op::reciprocal: return b_.CreateFDiv(llvm::ConstantFP::get(a->getType(), 1.0), a);
-      case ast::op::cast: return cast(a, from, x.dt);
-      case ast::op::bitcast: {
-        llvm::Value* bits = to_mem(a, from);
-        llvm::Type* to = shaped(mem_type(x.dt), a);
-        return to_reg(bits->getType() == to ? bits : b_.CreateBitCast(bits, to), x.dt);
-      }
-      default: TG_UNREACHABLE("unary op");
-    }
-  }
-
-  llvm::Value* cast(llvm::Value* a, dtype from, dtype to) {
-    llvm::Type* t = shaped(reg_type(to), a);
-    if (to == dtype::bool_) return is_float(from) ? b_.CreateFCmpUNE(a, llvm::ConstantFP::get(a->getType(), 0.0))
-                                                   : b_.CreateICmpNE(a, llvm::ConstantInt::get(a->getType(), 0));
-    if (is_float(from) && is_float(to)) {
-      llvm::Value* v = a->getType() == t ? a : (t->getScalarSizeInBits() > a->getType()->getScalarSizeInBits()
-                                                    ? b_.CreateFPExt(a, t) : b_.CreateFPTrunc(a, t));
-      return round_to(v, to);
-    }
-    if (is_float(from)) return is_signed_int(to) ? b_.CreateFPToSI(a, t) : b_.CreateFPToUI(a, t);
-    if (is_float(to)) return round_to(is_signed_int(from) ? b_.CreateSIToFP(a, t) : b_.CreateUIToFP(a, t), to);
-    return b_.CreateIntCast(a, t, is_signed_int(from));
-  }
-
-  llvm::Value* binary(ast::op o, dtype t, llvm::Value* a, llvm::Value* c) {
-    bool f = is_float(t), s = is_signed_int(t);
-    switch (o) {
-      case ast::op::add: return f ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
-      case ast::op::sub: return f ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
-      case ast::op::mul: return f ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
-      case ast::op::div: return f ? b_.CreateFDiv(a, c) : (s ? b_.CreateSDiv(a, c) : b_.CreateUDiv(a, c));
-      case ast::op::idiv: return s ? b_.CreateSDiv(a, c) : b_.CreateUDiv(a, c);
-      case ast::op::mod: return s ? b_.CreateSRem(a, c) : b_.CreateURem(a, c);
-      case ast::op::max:
-        if (f) return intrinsic(llvm::Intrinsic::maximum, a, c);  // NaN in, NaN out
-        return b_.CreateSelect(s ? b_.CreateICmpSGT(a, c) : b_.CreateICmpUGT(a, c), a, c);
-      case ast::op::min:
-        if (f) return intrinsic(llvm::Intrinsic::minimum, a, c);
-        return b_.CreateSelect(s ? b_.CreateICmpSLT(a, c) : b_.CreateICmpULT(a, c), a, c);
-      case ast::op::cmplt: return f ? b_.CreateFCmpOLT(a, c) : (s ? b_.CreateICmpSLT(a, c) : b_.CreateICmpULT(a, c));
-      case ast::op::cmpeq: return f ? b_.CreateFCmpOEQ(a, c) : b_.CreateICmpEQ(a, c);
-      case ast::op::cmpne: return f ? b_.CreateFCmpUNE(a, c) : b_.CreateICmpNE(a, c);
-      case ast::op::bit_and: return b_.CreateAnd(a, c);
-      case ast::op::bit_or: return b_.CreateOr(a, c);
-      case ast::op::bit_xor: return b_.CreateXor(a, c);
-      case ast::op::shl: return b_.CreateShl(a, c);
-      case ast::op::shr: return s ? b_.CreateAShr(a, c) : b_.CreateLShr(a, c);
-      default: TG_UNREACHABLE("binary op");
-    }
-  }
-
-  llvm::Module& m_;
-  llvm::LLVMContext& ctx_;
-  llvm::IRBuilder<> b_;
   llvm::Function* f_;
   std::span<const ast::node> nodes_;
   int n_global_;
@@ -496,6 +433,7 @@ class emitter {
   int lane_count_ = 1;
   int vec_range_ = -1, vec_width_ = 1;
   std::map<llvm::Value*, affine> affine_;
+  std::vector<std::pair<int, int>> lane_ranges_;  // the range node and lanes of each open lane reduce
   llvm::Value *bufs_ = nullptr, *vars_ = nullptr, *begin_ = nullptr, *end_ = nullptr;
   std::deque<std::map<int, lanes>> scopes_;  // deque: references stay valid as scopes open
   std::map<int, llvm::Value*> buffer_ptrs_;

@@ -128,7 +128,10 @@ kvalue dequant32(kernel_builder& kb, int slot, tensor_type type, std::int64_t ro
       auto low = (ql >> i32(kb, (quarter / 2) * 4)) & 15;
       auto high = (u8(kb, slot, base + 128 + half * 32 + j) >> i32(kb, quarter * 2)) & 3;
       auto d = f16(kb, slot, row * half_row + blk * 105 + 104);
-      auto sc = i8f(kb, slot, base + 192 + sg * 2 + j / 16);
+      // The scale of j's 16-value half as a select, not a load at j / 16: with j a vector of
+      // lanes the select stays two scalar loads, where j / 16 would be a gather.
+      auto sc_at = base + 192 + sg * 2;
+      auto sc = kb.where(j < kb.index(16), i8f(kb, slot, sc_at), i8f(kb, slot, sc_at + 1));
       return d * sc * f32(kb, (low | (high << 4)) - 32);
     }
     // Q2_K / Q3_K: 16 sub-blocks of 16. Group sg (0..7) is the 32 values 32 sg .. 32 sg + 31 of
@@ -160,6 +163,94 @@ kvalue dequant32(kernel_builder& kb, int slot, tensor_type type, std::int64_t ro
 }
 
 }  // namespace
+
+bool has_lane_dequant(tensor_type type) {
+  return type == tensor_type::f32 || type == tensor_type::f16 || type == tensor_type::bf16;
+}
+
+kvalue dequant_lanes(kernel_builder& kb, int slot, tensor_type type, std::int64_t row_bytes, kvalue row, kvalue g,
+                     kvalue j) {
+  if (!has_lane_dequant(type))
+    throw usage_error(str("dequant_lanes: tensor type ", gguf::tensor_type_name(type), " has no lane form"));
+  const std::int64_t cols = row_bytes / gguf::traits_of(type).block_bytes;
+  auto at = row * cols + g * 32 + j;  // value g * 32 + j of the row
+  if (type == tensor_type::f32) return kb.load<float>(slot, at);
+  return type == tensor_type::f16 ? f16(kb, slot, at) : bf16(kb, slot, at);
+}
+
+bool has_int_form(tensor_type type) {
+  switch (type) {
+    case tensor_type::q8_0: case tensor_type::q4_0: case tensor_type::q4_1: case tensor_type::q5_0: case tensor_type::q5_1:
+    case tensor_type::q4_k: case tensor_type::q5_k: case tensor_type::q6_k:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool int_form_in_halves(tensor_type type) {
+  return type == tensor_type::q4_0 || type == tensor_type::q4_1 || type == tensor_type::q5_0 || type == tensor_type::q5_1;
+}
+
+std::int64_t int_form_group(tensor_type type) {
+  return type == tensor_type::q4_k || type == tensor_type::q5_k || type == tensor_type::q6_k ? 256 : 32;
+}
+
+// The bit fields are cut out as uint8 (a byte vector: shift and mask on 32 values at once)
+// and widened once at the end. With `sub` a constant the scale unpacking folds to a few
+// scalar byte operations.
+int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
+                    kvalue sub, kvalue j, kvalue j_pair) {
+  const std::int64_t half_row = row_bytes / 2;
+  auto byte = [&](kvalue at) { return kb.load<std::uint8_t>(slot, at); };
+  auto bits = [&](kvalue count) { return kb.cast(dtype::uint8, count); };
+  switch (type) {
+    case tensor_type::q8_0:
+      return {kb.cast(dtype::int32, kb.load<std::int8_t>(slot, row * row_bytes + blk * 34 + 2 + j)),
+              f16(kb, slot, row * half_row + blk * 17), {}};
+    case tensor_type::q4_0: case tensor_type::q4_1: case tensor_type::q5_0: case tensor_type::q5_1: {
+      // 32 values: d (and m), for Q5 a 32-bit mask of fifth bits, 16 bytes of nibbles (value j:
+      // byte j % 16, low nibble for j < 16). Within one half, j / 16 is a constant and
+      // j % 16 runs over neighbouring lanes (int_form_in_halves).
+      const bool five = type == tensor_type::q5_0 || type == tensor_type::q5_1;
+      const bool min = type == tensor_type::q4_1 || type == tensor_type::q5_1;
+      const std::int64_t bytes = (min ? 4 : 2) + (five ? 4 : 0) + 16;
+      auto base = row * row_bytes + blk * bytes;
+      auto nib = (byte(base + (bytes - 16) + j % 16) >> bits((j / 16) * 4)) & 15;
+      auto q = kb.cast(dtype::int32, nib);
+      if (five) {  // the mask as two 16-bit halves (even byte offsets in every row and block)
+        auto mask = kb.cast(dtype::int32, kb.load<std::uint16_t>(slot, row * half_row + blk * (bytes / 2) + (min ? 2 : 1) + j / 16));
+        q = q | (((mask >> kb.cast(dtype::int32, j % 16)) & 1) << 4);
+      }
+      auto d = f16(kb, slot, row * half_row + blk * (bytes / 2));
+      if (min) return {q, d, -f16(kb, slot, row * half_row + blk * (bytes / 2) + 1)};
+      return {q - (five ? 16 : 8), d, {}};
+    }
+    case tensor_type::q4_k: case tensor_type::q5_k: {
+      const std::int64_t bytes = type == tensor_type::q4_k ? 144 : 176, qs_at = type == tensor_type::q4_k ? 16 : 48;
+      auto base = row * row_bytes + blk * bytes;
+      auto d = f16(kb, slot, row * half_row + blk * (bytes / 2));
+      auto dmin = f16(kb, slot, row * half_row + blk * (bytes / 2) + 1);
+      auto [sc, mn] = k_scale_min(kb, slot, base + 4, sub);
+      auto q = (byte(base + qs_at + (sub / 2) * 32 + j) >> bits((sub % 2) * 4)) & 15;
+      if (type == tensor_type::q5_k) q = q | (((byte(base + 16 + j) >> bits(sub)) & 1) << 4);
+      return {kb.cast(dtype::int32, q), d * sc, dmin * mn};
+    }
+    case tensor_type::q6_k: {
+      auto base = row * row_bytes + blk * 210;
+      auto half = sub / 4, quarter = sub % 4;
+      auto low = (byte(base + half * 64 + (quarter % 2) * 32 + j) >> bits((quarter / 2) * 4)) & 15;
+      auto high = (byte(base + 128 + half * 32 + j) >> bits(quarter * 2)) & 3;
+      auto d = f16(kb, slot, row * half_row + blk * 105 + 104);
+      auto sc_at = base + 192 + sub * 2;
+      auto sc = kb.where(j_pair < kb.index(16), i8f(kb, slot, sc_at), i8f(kb, slot, sc_at + 1));
+      // q - 32 fits an int8: subtracted on the bytes, before the widening.
+      return {kb.cast(dtype::int32, kb.cast(dtype::int8, low | (high << 4)) - 32), d * sc, {}};
+    }
+    default:
+      throw usage_error(str("int_form: tensor type ", gguf::tensor_type_name(type), " has no integer form"));
+  }
+}
 
 kvalue dequant(kernel_builder& kb, int slot, tensor_type type, std::int64_t row_bytes, kvalue row, kvalue g, kvalue j) {
   const auto& traits = gguf::traits_of(type);

@@ -1,14 +1,14 @@
-// dequant_kernel.hpp: one weight value, decoded from its GGUF block bytes inside a kernel.
-//
-// A row is split into groups; kernels reduce over groups g and, inside, over the values j of
-// a group. Plain floats, Q8_0, Q4_0/Q4_1 and Q5_0/Q5_1 use groups of 256 where the row allows: measured
-// on the CPU, the horizontal sum that ends each inner loop made 32-value groups 4x slower for
-// F32 and 1.8x for Q8_0 than reloading a block's fp16 scale per value. The K-quants keep
-// groups of 32 (one sub-block; two 16-value sub-blocks for Q2_K, Q3_K and Q6_K): their scale
-// math per value would cost 2.6x instead. Weights stay in
-// their file encoding; every field is loaded as uint8/int8/float16 and unpacked with
-// integer ops, following llm-facts §2.3 (and gguf/dequant_reference.cpp, which the tests
-// compare against).
+// dequant_kernel.hpp: one weight value, decoded from its GGUF block bytes inside a kernel,
+// in three forms:
+//   dequant      any supported type, as float; row split into groups g of group_size values
+//                (the embedding gather, and matmuls of types without the forms below);
+//   dequant_lanes  plain floats over a vector of lanes (float matmuls);
+//   int_form     Q8_0, Q4_0/1, Q5_0/1, Q4_K, Q5_K, Q6_K as a * q - b with a small integer q,
+//                for matmuls over 8-bit activations (integer dot products).
+// Weights stay in their file encoding; every field is loaded as uint8/int8/float16 and
+// unpacked with integer ops, following llm-facts §2.3 (and gguf/dequant_reference.cpp, which
+// the tests compare against). For dequant, Q4_0/1, Q5_0/1 and Q8_0 use groups of 256 where
+// the row allows (a horizontal sum ends each inner loop); the other K-quants use 32.
 #pragma once
 #include <cstdint>
 
@@ -25,5 +25,29 @@ std::int64_t group_size(gguf::tensor_type type, std::int64_t cols);
 // bytes. row, g and j are int64 index values.
 kvalue dequant(kernel_builder& kb, int slot, gguf::tensor_type type, std::int64_t row_bytes, kvalue row, kvalue g,
                kvalue j);
+
+// The lane form of plain floats (F32, F16, BF16): W[row][g * 32 + j] with g counting
+// 32-value groups, for j a vector of lanes (a reduce_as_lanes range plus a constant), so
+// consecutive j load as one vector. (Quantized types go through int_form below.)
+bool has_lane_dequant(gguf::tensor_type type);
+kvalue dequant_lanes(kernel_builder& kb, int slot, gguf::tensor_type type, std::int64_t row_bytes, kvalue row,
+                     kvalue g, kvalue j);
+
+// The integer form W = a * q - b of value j (< 32) of 32-value group `sub` of group-block
+// `blk`, for matmuls over 8-bit activations. A group-block is int_form_group(type) values:
+// 32 for Q8_0, Q4_0/1 and Q5_0/1 (sub unused), a 256-value super-block for Q4_K, Q5_K and
+// Q6_K (sub 0..7; as a constant its scale unpacking folds). q is a small int32 (|q| < 256), a a float scale
+// that may depend on j only through j_pair (j with its lowest bit cleared: a pair of values
+// shares it), b a float per group (none for Q8_0, Q4_0, Q5_0 and Q6_K).
+struct int_weight {
+  kvalue q, a, b;
+};
+bool has_int_form(gguf::tensor_type type);
+// Q4_0/Q4_1/Q5_0/Q5_1 put values j and j + 16 in one byte: their int form wants j split in
+// 16-value halves (j / 16 a constant over the lanes), which 8 accumulator lanes give.
+bool int_form_in_halves(gguf::tensor_type type);
+std::int64_t int_form_group(gguf::tensor_type type);
+int_weight int_form(kernel_builder& kb, int slot, gguf::tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
+                    kvalue sub, kvalue j, kvalue j_pair);
 
 }  // namespace tg::model

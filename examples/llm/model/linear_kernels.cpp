@@ -15,33 +15,144 @@ ast::kernel embedding_kernel(const weight& table) {
   return kb.finish();
 }
 
+namespace {
+
+// The loop shape of a matmul: rows and tokens per step (scalar lanes of a register tile),
+// and for types with a lane form, the vector width across a 32-value group.
+struct matmul_shape {
+  int row_lanes = 1, token_lanes = 1;
+  int width = 32;
+  bool unroll_subs = true;  // integer form: a K-quant super-block's sub-blocks written out
+  int int_lanes = 16;       // integer form: float accumulator lanes, 16 or 8
+};
+
 // Output rows n outermost: the CPU backend splits that loop over threads, and at decode
 // (one token) the weight rows are the only parallel work there is.
-ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue) {
+ast::kernel build_matmul(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_shape shape) {
   kernel_builder kb;
-  const std::int64_t gs = group_size(w.type, w.cols), K = w.cols, N = w.rows;
+  const std::int64_t K = w.cols, N = w.rows;
   auto n = kb.output_range(N);
   auto t = kb.output_range(kb.variable(rows));
-  // A unit range last keeps the default opts from tiling rows into vector lanes (gathers
-  // across weight rows); with one lane LLVM vectorizes the inner reduce over a group instead.
-  kb.output_range(1);
-  auto g = kb.reduce_range(K / gs);
-  auto j = kb.reduce_range(gs);
+  kb.output_range(1);  // keeps the default opts from tiling rows into vector lanes (gathers across rows)
   auto x_row = first >= 0 ? t + kb.variable(first) : t;
-  auto x = kb.load<float>(2, x_row * K + g * gs + j);
-  auto inner = kb.sum(dequant(kb, 1, w.type, w.row_bytes, n, g, j) * x, j);
-  auto acc = kb.sum(inner, g);
+  kvalue acc;
+  if (has_lane_dequant(w.type) && K % 32 == 0) {
+    // sum over lanes l (one vector) of sum over groups g of W * x: the accumulators are
+    // vectors across the whole row, summed horizontally once. A group narrower than the
+    // vector is written out as 32 / width terms, so the group's scales load once.
+    auto g = kb.reduce_range(K / 32);
+    auto l = kb.reduce_range(shape.width);
+    kvalue term;
+    for (int sub = 0; sub < 32 / shape.width; ++sub) {
+      auto j = sub == 0 ? l : l + kb.index(sub * shape.width);
+      auto p = dequant_lanes(kb, 1, w.type, w.row_bytes, n, g, j) * kb.load<float>(2, x_row * K + g * 32 + j);
+      term = sub == 0 ? p : term + p;
+    }
+    acc = kb.sum_lanes(kb.sum(term, g), l);
+  } else {
+    // One lane: LLVM vectorizes the inner reduce over a group instead.
+    const std::int64_t gs = group_size(w.type, w.cols);
+    auto g = kb.reduce_range(K / gs);
+    auto j = kb.reduce_range(gs);
+    auto x = kb.load<float>(2, x_row * K + g * gs + j);
+    acc = kb.sum(kb.sum(dequant(kb, 1, w.type, w.row_bytes, n, g, j) * x, j), g);
+    shape.row_lanes = 1;
+  }
   if (epilogue.bias) acc = acc + kb.load<float>(4, n);
   if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);
   kb.store(0, t * N + n, acc);
-  return kb.finish();
+  ast::kernel k = kb.finish();
+  if (N % shape.row_lanes != 0) shape.row_lanes = 1;
+  if (shape.row_lanes > 1 || shape.token_lanes > 1) {
+    k.upcast = {shape.row_lanes, shape.token_lanes, 1};
+    k.vector_lanes = false;
+  }
+  return k;
 }
 
-ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
-  ast::kernel k = matmul_kernel(w, var_tokens, -1, epilogue);
-  k.upcast = {1, prefill_token_lanes, 1};  // rows, tokens, the unit range
+// Quantized weights in integer form (dequant_kernel.hpp: W = a * q - b) times 8-bit
+// activations (activation_kernels.hpp: x = s * xq): per 32-value group an integer dot
+// product sum q * xq, scaled by a * s into float accumulators, less b * (s * sum xq). The
+// dot is written as lanes l (shape.int_lanes: 16, or 8 over each half of the group) times
+// pairs e (2): the codegen lays l and e out as neighbouring lanes and sums each pair, which
+// x86 lowers to a widening and a pmaddwd per 16 values. The halves are added as floats: an
+// integer sum of the four pair sums is reassociated by LLVM and loses a pmaddwd.
+ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue epilogue, matmul_shape shape) {
+  kernel_builder kb;
+  const std::int64_t K = w.cols, N = w.rows, blocks = K / 32, lanes = int_form_in_halves(w.type) ? 8 : shape.int_lanes;
+  auto n = kb.output_range(N);
+  auto t = kb.output_range(kb.variable(rows));
+  kb.output_range(1);
+  // A K-quant super-block's 8 sub-blocks are written out when unroll_subs (their scales
+  // unpack once per block, as constants); otherwise the loop runs over 32-value groups.
+  const std::int64_t per_block = int_form_group(w.type) / 32, subs = shape.unroll_subs ? per_block : 1;
+  auto g = kb.reduce_range(K / 32 / subs);
+  auto l = kb.reduce_range(lanes);
+  kvalue term, offset;
+  for (int sub = 0; sub < int(subs); ++sub) {
+    auto at = g * subs + kb.index(sub);  // the 32-value group
+    auto blk = subs > 1 || per_block == 1 ? g : at / per_block;
+    auto sub_index = subs > 1 ? kb.index(sub) : at % per_block;
+    auto xs = kb.load<float>(5, t * blocks + at);
+    int_weight iw;
+    for (std::int64_t half = 0; half < 16 / lanes; ++half) {
+      auto e = kb.reduce_range(2);
+      auto j_pair = l * 2 + kb.index(half * 2 * lanes);
+      auto j = j_pair + e;
+      iw = int_form(kb, 1, w.type, w.row_bytes, n, blk, sub_index, j, j_pair);
+      auto xq = kb.cast(dtype::int32, kb.load<std::int16_t>(2, t * K + at * 32 + j));
+      auto part = kb.cast(dtype::float32, kb.sum_lanes(iw.q * xq, e)) * (iw.a * xs);
+      term = term.kb == nullptr ? part : term + part;  // a chain of fused multiply-adds
+    }
+    if (iw.b.kb != nullptr) {
+      auto b = iw.b * kb.load<float>(6, t * blocks + at);
+      offset = offset.kb == nullptr ? b : offset + b;
+    }
+  }
+  // The offsets, summed as scalars; each lane carries its share.
+  if (offset.kb != nullptr) term = term - offset * (1.0 / double(lanes));
+  auto acc = kb.sum_lanes(kb.sum(term, g), l);
+  if (epilogue.bias) acc = acc + kb.load<float>(4, n);
+  if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);
+  kb.store(0, t * N + n, acc);
+  ast::kernel k = kb.finish();
+  if (N % shape.row_lanes != 0) shape.row_lanes = 1;
+  k.upcast = {shape.row_lanes, shape.token_lanes, 1};
   k.vector_lanes = false;
   return k;
+}
+
+ast::kernel pick_matmul(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_shape shape) {
+  if (uses_int8_activations(w)) return build_matmul_int8(w, rows, epilogue, shape);
+  return build_matmul(w, rows, first, epilogue, shape);
+}
+
+}  // namespace
+
+bool uses_int8_activations(const weight& w) { return has_int_form(w.type) && w.cols % 32 == 0; }
+bool uses_activation_sums(const weight& w) {
+  using gguf::tensor_type;
+  const tensor_type t = w.type;
+  return uses_int8_activations(w) &&
+         (t == tensor_type::q4_k || t == tensor_type::q5_k || t == tensor_type::q4_1 || t == tensor_type::q5_1);
+}
+
+// Decode: one row per step, so each thread reads its rows' bytes as one sequential stream
+// (two rows at a time measured 25-30% slower: the hardware prefetcher follows one stream better).
+ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue) {
+  return pick_matmul(w, rows, first, epilogue, {.row_lanes = 1, .token_lanes = 1, .width = 32});
+}
+
+// Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
+ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
+  // K-quants in integer form: 4 token lanes, 8 accumulator lanes, the super-block written
+  // out (llvm-mca, znver3: 4.2 cycles per token and 32 values; 4.9 with 16 accumulator
+  // lanes; over 6 with 8 token lanes, which spill; 10-13 looping over sub-blocks).
+  // Q8_0: 8 token lanes, 16 accumulator lanes (5.8 cycles; 7.5 with 4 token lanes).
+  const bool k_quant = uses_int8_activations(w) && int_form_group(w.type) > 32;
+  return pick_matmul(w, var_tokens, -1, epilogue,
+                     {.row_lanes = 1, .token_lanes = k_quant ? 4 : prefill_token_lanes, .width = 8, .unroll_subs = k_quant,
+                      .int_lanes = k_quant ? 8 : 16});
 }
 
 }  // namespace tg::model

@@ -19,12 +19,21 @@ struct matmul_epilogue {
 // out[t][n] = sum_k W[n][k] * x[t + first][k] for t < rows, with W in its GGUF encoding.
 // Slots: 0 out, 1 W, 2 x, then the epilogue's. rows/first are launch variables (first may be
 // -1: none).
+// For weights where uses_int8_activations(w), x is instead the 8-bit rounding of those rows
+// (activation_kernels.hpp, made with the same rows/first): slot 2 xq (int16, row t at t * K),
+// slot 5 xs, and where uses_activation_sums(w) slot 6 xsum; the kernel ignores `first`, and
+// slots 3/4 must be given (any buffer) when unused.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue = {});
-// The same matmul for chunks whose token count is a multiple of `token_lanes`: each
-// dequantized weight feeds that many token accumulators (scalar lanes; LLVM vectorizes the
-// reduce), so prefill dequantizes a weight once per `token_lanes` tokens, not per token.
+// The same matmul for chunks whose token count is a multiple of prefill_token_lanes: each
+// decoded weight vector feeds several token accumulators (8, or 4 for K-quants), so
+// prefill decodes a weight once per several tokens, not per token.
 inline constexpr int prefill_token_lanes = 8;
 ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {});
 
+// Whether the matmuls of w take 8-bit activations (its type has dequant_kernel.hpp's
+// int_form), and whether they also take the activations' per-block sums (types with an
+// offset b: Q4_1, Q5_1, Q4_K, Q5_K).
+bool uses_int8_activations(const weight& w);
+bool uses_activation_sums(const weight& w);
 
 }  // namespace tg::model

@@ -10,6 +10,7 @@
 #include <tg/error.hpp>
 
 #include "gguf/gguf_file.hpp"
+#include "model/activation_kernels.hpp"
 #include "model/attention_kernels.hpp"
 #include "model/launch_vars.hpp"
 #include "model/linear_kernels.hpp"
@@ -25,6 +26,11 @@ struct linear {
   ast::kernel prefill;  // for chunks of a multiple of prefill_token_lanes tokens
 };
 
+// The 8-bit rounding of one matmul input width (activation_kernels.hpp).
+struct activation_quant {
+  ast::kernel scale, quant, sum;
+};
+
 struct layer_kernels {
   linear q, k, v, o, gate, up, down;
   buffer k_cache, v_cache;
@@ -34,6 +40,9 @@ struct transformer::state {
   // Activations, sized for a full chunk.
   buffer x, x2, hn, q, k, v, qn, kn, qr, scores, row_max, row_sum, att, g, u, ff, scale, logits, tokens;
   buffer rope_cos, rope_sin;
+  buffer xq, xs, xsum;  // an input rounded to 8 bits for the matmuls that take it: int16 values, scales, sums
+  std::map<std::int64_t, activation_quant> act_quant;  // by input width, for the layers
+  activation_quant head_quant;
   ast::kernel embed, norm_scale, norm_apply, head_scale_q, head_apply_q, head_scale_k, head_apply_k;
   ast::kernel rope_q, rope_k, store_v, scores_k, max_k, sum_k, attend_k, swiglu;
   linear output;
@@ -45,12 +54,15 @@ struct transformer::state {
   std::map<std::string, std::pair<std::int64_t, double>> profile;
 
   void run(device& dev, const ast::kernel& k, std::initializer_list<buffer> buffers) {
+    run(dev, k, std::span<const buffer>(buffers.begin(), buffers.size()));
+  }
+  void run(device& dev, const ast::kernel& k, std::span<const buffer> buffers) {
     if (!profiling) {
-      dev.launch(k, std::span<const buffer>(buffers.begin(), buffers.size()), vars);
+      dev.launch(k, buffers, vars);
       return;
     }
     auto start = std::chrono::steady_clock::now();
-    dev.launch(k, std::span<const buffer>(buffers.begin(), buffers.size()), vars);
+    dev.launch(k, buffers, vars);
     dev.synchronize();
     auto& entry = profile[kernel_name(k.nodes, k.global_ranges)];
     entry.first += 1;
@@ -112,6 +124,10 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.scale = floats(dev, T * std::max(c.n_head, std::int64_t(1)));
   s.logits = floats(dev, T * c.vocab);
   s.tokens = dev.allocate(std::size_t(T) * 4);
+  const std::int64_t widest = std::max({c.dim, qw, c.ffn});
+  s.xq = dev.allocate(std::size_t(T * widest) * 2);
+  s.xs = floats(dev, T * widest / activation_block);
+  s.xsum = floats(dev, T * widest / activation_block);
   s.rope_cos = floats(dev, max_context_ * c.head_dim / 2);
   s.rope_sin = floats(dev, max_context_ * c.head_dim / 2);
   std::vector<float> factors;
@@ -138,6 +154,13 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.attend_k = attend_kernel(shape);
   s.swiglu = swiglu_kernel(c.ffn);
   s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first)};
+  s.head_quant = {activation_scale_kernel(c.dim, var_head_rows, var_head_first),
+                  activation_quant_kernel(c.dim, var_head_rows, var_head_first),
+                  activation_sum_kernel(c.dim, var_head_rows)};
+  for (std::int64_t width : {c.dim, qw, c.ffn})
+    if (width % activation_block == 0)
+      s.act_quant[width] = {activation_scale_kernel(width, var_tokens, -1), activation_quant_kernel(width, var_tokens, -1),
+                            activation_sum_kernel(width, var_tokens)};
   const std::size_t cache_bytes = std::size_t(c.n_kv_head * max_context_ * c.head_dim) * 4;
   for (const layer_weights& l : weights_.layers) {
     layer_kernels k;
@@ -215,13 +238,27 @@ void transformer::run_layer(std::size_t index) {
     const std::int64_t tokens = s.vars[var_tokens];
     const bool tiled = tokens >= prefill_token_lanes && tokens % prefill_token_lanes == 0;
     const ast::kernel& kernel = tiled ? l.prefill : l.kernel;
-    if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data});
+    if (uses_int8_activations(*l.w)) {
+      const buffer all[] = {out, l.w->data, s.xq, residual.data() ? residual : out, bias ? bias->data : out, s.xs, s.xsum};
+      s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.slot_count)));
+    } else if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data});
     else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual});
     else s.run(dev_, kernel, {out, l.w->data, in});
+  };
+  // Rounds `in` (`width` wide) to 8 bits in s.xq / s.xs when one of the matmuls reading it takes that.
+  auto quantize = [&](const buffer& in, std::int64_t width, std::initializer_list<const linear*> readers) {
+    bool int8 = false, sums = false;
+    for (const linear* l : readers) int8 = int8 || uses_int8_activations(*l->w), sums = sums || uses_activation_sums(*l->w);
+    if (!int8) return;
+    const activation_quant& a = s.act_quant.at(width);
+    s.run(dev_, a.scale, {s.xs, in});
+    s.run(dev_, a.quant, {s.xq, in, s.xs});
+    if (sums) s.run(dev_, a.sum, {s.xsum, s.xq, s.xs});
   };
   // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)
   s.run(dev_, s.norm_scale, {s.scale, s.x});
   s.run(dev_, s.norm_apply, {s.hn, s.x, s.scale, w.attn_norm.data});
+  quantize(s.hn, config_.dim, {&k.q, &k.k, &k.v});
   matmul(k.q, s.q, s.hn, {}, w.bq);
   matmul(k.k, s.k, s.hn, {}, w.bk);
   matmul(k.v, s.v, s.hn, {}, w.bv);
@@ -241,13 +278,16 @@ void transformer::run_layer(std::size_t index) {
   s.run(dev_, s.max_k, {s.row_max, s.scores});
   s.run(dev_, s.sum_k, {s.row_sum, s.scores, s.row_max});
   s.run(dev_, s.attend_k, {s.att, s.scores, s.row_max, s.row_sum, k.v_cache});
+  quantize(s.att, config_.n_head * config_.head_dim, {&k.o});
   matmul(k.o, s.x2, s.att, s.x);
   // FFN block: x = x2 + down(silu(gate·n) * up·n), n = norm(x2)
   s.run(dev_, s.norm_scale, {s.scale, s.x2});
   s.run(dev_, s.norm_apply, {s.hn, s.x2, s.scale, w.ffn_norm.data});
+  quantize(s.hn, config_.dim, {&k.gate, &k.up});
   matmul(k.gate, s.g, s.hn);
   matmul(k.up, s.u, s.hn);
   s.run(dev_, s.swiglu, {s.ff, s.g, s.u});
+  quantize(s.ff, config_.ffn, {&k.down});
   matmul(k.down, s.x, s.ff, s.x2);
 }
 
@@ -255,7 +295,15 @@ void transformer::run_head() {
   state& s = *s_;
   s.run(dev_, s.norm_scale, {s.scale, s.x});
   s.run(dev_, s.norm_apply, {s.hn, s.x, s.scale, weights_.output_norm.data});
-  s.run(dev_, s.output.kernel, {s.logits, s.output.w->data, s.hn});
+  if (uses_int8_activations(*s.output.w)) {
+    s.run(dev_, s.head_quant.scale, {s.xs, s.hn});
+    s.run(dev_, s.head_quant.quant, {s.xq, s.hn, s.xs});
+    if (uses_activation_sums(*s.output.w)) s.run(dev_, s.head_quant.sum, {s.xsum, s.xq, s.xs});
+    const buffer all[] = {s.logits, s.output.w->data, s.xq, s.logits, s.logits, s.xs, s.xsum};
+    s.run(dev_, s.output.kernel, std::span<const buffer>(all, std::size_t(s.output.kernel.slot_count)));
+  } else {
+    s.run(dev_, s.output.kernel, {s.logits, s.output.w->data, s.hn});
+  }
 }
 
 }  // namespace tg::model

@@ -45,8 +45,9 @@ class builder {
   constexpr int store(int slot, int index, int value) {
     return append(node{op::store, nodes[value].dt, {s16(index), s16(value), none}, slot});
   }
-  constexpr int reduce(op o, int value, int over_range) {
-    return append(node{o, nodes[value].dt, {s16(value), s16(over_range), none}, 0});
+  // hint: reduce_in_loop, or reduce_as_lanes (node.hpp)
+  constexpr int reduce(op o, int value, int over_range, std::int64_t hint = 0) {
+    return append(node{o, nodes[value].dt, {s16(value), s16(over_range), none}, hint});
   }
 
   constexpr int cast(dtype dt, int a) {

@@ -70,6 +70,11 @@ class kernel_builder {
   }
   constexpr kvalue sum(kvalue v, kvalue over) { return wrap(b_.reduce(ast::op::reduce_sum, v.id, over.id)); }
   constexpr kvalue max(kvalue v, kvalue over) { return wrap(b_.reduce(ast::op::reduce_max, v.id, over.id)); }
+  // sum(v, over) with `over` evaluated as vector lanes (ast::reduce_as_lanes): for a short
+  // constant range reduced outside longer ones, so their accumulators stay vectors.
+  constexpr kvalue sum_lanes(kvalue v, kvalue over) {
+    return wrap(b_.reduce(ast::op::reduce_sum, v.id, over.id, ast::reduce_as_lanes));
+  }
 
   constexpr kvalue unary(ast::op o, kvalue a) { return wrap(b_.unary(o, a.id)); }
   constexpr kvalue binary(ast::op o, kvalue a, kvalue c) { return wrap(b_.binary(o, a.id, c.id)); }

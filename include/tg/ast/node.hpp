@@ -23,9 +23,17 @@ enum class op : std::uint8_t {
   // ternary
   where,  // src0 ? src1 : src2
   mul_add,  // src0 * src1 + src2
-  // reductions: src0: value, src1: the range reduced over (one range per node)
+  // reductions: src0: value, src1: the range reduced over (one range per node); arg: a
+  // codegen hint (reduce_in_loop or reduce_as_lanes below), never a change of meaning
   reduce_sum, reduce_max,
 };
+
+// Reduce hints. reduce_as_lanes asks the backend to evaluate a short constant range as the
+// lanes of one vector with a horizontal reduce at the end, instead of a loop: reduces
+// nested inside then carry vector accumulators, so a quantized dot product sums each
+// block's products lane-wise and pays for one horizontal sum per output, not per block.
+inline constexpr std::int64_t reduce_in_loop = 0;
+inline constexpr std::int64_t reduce_as_lanes = 1;
 
 inline constexpr int op_count = int(op::reduce_max) + 1;
 inline constexpr std::string_view op_names[] = {

@@ -61,9 +61,11 @@ void check_model(const std::string& name, double min_cosine, double max_abs) {
 
 TEST_CASE("tiny-llama F32 logits match the float64 reference") { check_model("tiny-llama-f32", 0.9999, 1e-3); }
 
-TEST_CASE("tiny-llama Q8_0 logits match the float64 reference") { check_model("tiny-llama-q8_0", 0.999, 1e-4); }
+// Quantized matmuls also round the activations to 8 bits (activation_kernels.hpp), as
+// llama.cpp does; the reference does not, hence the looser max |diff| (measured 0.017, 0.020).
+TEST_CASE("tiny-llama Q8_0 logits match the float64 reference") { check_model("tiny-llama-q8_0", 0.999, 0.05); }
 
-TEST_CASE("tiny-llama Q4_K_M logits match the float64 reference") { check_model("tiny-llama-q4_k_m", 0.999, 1e-4); }
+TEST_CASE("tiny-llama Q4_K_M logits match the float64 reference") { check_model("tiny-llama-q4_k_m", 0.999, 0.05); }
 
 TEST_CASE("greedy decoding of tiny-llama F32 continues as llama.cpp does") {
   auto file = tg::gguf::file::open(tg::test::fixture("models/tiny-llama-f32.gguf"));

@@ -21,6 +21,19 @@ tg::device& cpu() {
   return d;
 }
 
+// Quantized matmuls round their activations to 8 bits (activation_kernels.hpp) where the
+// reference does not: such models are held to the bar for quantized files, cosine
+// >= 0.999 (measured >= 0.99989).
+bool rounds_activations(const model_spec& spec) {
+  switch (spec.format) {
+    case weight_format::q8_0: case weight_format::q4_0: case weight_format::q4_k: case weight_format::q5_k:
+    case weight_format::q6_k: case weight_format::q4_k_m:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void check_synthetic(model_spec spec, const std::string& label) {
   CAPTURE(label);
   spec.random_norms = true;
@@ -40,9 +53,11 @@ void check_synthetic(model_spec spec, const std::string& label) {
   std::vector<float> want(want64.begin(), want64.end());
   auto a = tg::test::compare_logits(got, want, std::size_t(m.config().vocab));
   MESSAGE(label, ": min cosine ", a.min_cosine, ", max |diff| ", a.max_abs_diff);
-  CHECK(a.min_cosine >= 0.9999);
-  CHECK(a.max_abs_diff <= 1e-3);
-  CHECK(a.same_argmax);
+  CHECK(a.min_cosine >= (rounds_activations(spec) ? 0.999 : 0.9999));
+  CHECK(a.max_abs_diff <= (rounds_activations(spec) ? 0.05 : 1e-3));
+  // Random weights leave near-ties among the logits that 8-bit activations may reorder
+  // (qwen3 Q5_K: one position at cosine 0.99992), so argmax is exact math's promise only.
+  if (!rounds_activations(spec)) CHECK(a.same_argmax);
   std::filesystem::remove(path);
 }
 

@@ -1,0 +1,29 @@
+// activation_kernels.hpp: activations rounded to 8 bits per 32-value block, once per matmul
+// input, so quantized matmuls multiply integers (llm-facts §2.3's Q8_0 scheme applied to x).
+//
+// Row t's block b holds q[j] = round(x[b * 32 + j] / s) with s = max|x over the block| / 127
+// (0 when the block is zero), so |q| <= 127. The values are stored as int16 (not int8):
+// the matmul's integer dot product sign-extends only the weight side then (pmaddwd).
+#pragma once
+#include <cstdint>
+
+#include <tg/ast/kernel_builder.hpp>
+
+#include "model/launch_vars.hpp"
+
+namespace tg::model {
+
+inline constexpr std::int64_t activation_block = 32;
+
+// xs[t][b] = s for t < rows, of x row t + first (first may be -1: none).
+// Slots: 0 xs (float32, rows × K / 32), 1 x (float32).
+ast::kernel activation_scale_kernel(std::int64_t K, launch_var rows, int first);
+
+// xq[t][k] = q. Slots: 0 xq (int16, rows × K), 1 x (float32), 2 xs (from the kernel above).
+ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first);
+
+// xsum[t][b] = s * sum_j q[j], for weights with a per-group offset (Q4_K, Q5_K).
+// Slots: 0 xsum (float32, rows × K / 32), 1 xq, 2 xs.
+ast::kernel activation_sum_kernel(std::int64_t K, launch_var rows);
+
+}  // namespace tg::model

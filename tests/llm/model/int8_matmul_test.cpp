@@ -1,0 +1,184 @@
+// int8_matmul_test.cpp: the 8-bit activation rounding kernels and the integer-dot matmuls
+// (Q8_0, Q4_0/1, Q5_0/1, Q4_K, Q5_K, Q6_K; decode and prefill loop shapes, with and without epilogues)
+// against scalar references (activation_kernels.hpp's rule, gguf's reference decoder) on
+// random inputs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gguf/dequant_reference.hpp"
+#include "gguf/tensor_type.hpp"
+#include "model/activation_kernels.hpp"
+#include "model/launch_vars.hpp"
+#include "model/linear_kernels.hpp"
+
+namespace {
+
+using tg::model::launch_values;
+
+tg::device& cpu() {
+  static tg::device d("CPU");
+  return d;
+}
+
+template <class T>
+tg::buffer upload(const std::vector<T>& v) {
+  tg::buffer b = cpu().allocate(v.size() * sizeof(T));
+  b.copy_in(v.data(), v.size() * sizeof(T));
+  return b;
+}
+template <class T>
+std::vector<T> download(const tg::buffer& b, std::size_t n) {
+  std::vector<T> v(n);
+  b.copy_out(v.data(), n * sizeof(T));
+  return v;
+}
+
+// The scalar reference: per 32-value block s = max|x| / 127, q = x / s rounded half away from 0.
+struct rounded {
+  std::vector<float> scales;
+  std::vector<int> values;
+};
+rounded round_reference(const std::vector<float>& x, std::int64_t rows, std::int64_t K, std::int64_t first) {
+  rounded r;
+  for (std::int64_t t = 0; t < rows; ++t)
+    for (std::int64_t b = 0; b < K / 32; ++b) {
+      const float* v = &x[std::size_t((t + first) * K + b * 32)];
+      float amax = 0;
+      for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(v[j]));
+      const float s = amax * float(1.0 / 127.0), inv = s > 0 ? 1.0f / s : 0.0f;
+      r.scales.push_back(s);
+      for (int j = 0; j < 32; ++j) r.values.push_back(int(std::lround(v[j] * inv)));
+    }
+  return r;
+}
+
+std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float scale) {
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& f : v) f = d(rng);
+  return v;
+}
+
+// Rounds rows [first, first + rows) of x with the kernels; returns xq (int16) and xs buffers.
+std::pair<tg::buffer, tg::buffer> round_on_device(const tg::buffer& x, std::int64_t K, tg::model::launch_var rows, int first,
+                                                  const launch_values& vars) {
+  tg::buffer xs = cpu().allocate(std::size_t(vars[std::size_t(rows)] * K / 32) * 4);
+  tg::buffer xq = cpu().allocate(std::size_t(vars[std::size_t(rows)] * K) * 2);
+  cpu().launch(tg::model::activation_scale_kernel(K, rows, first), std::vector<tg::buffer>{xs, x}, vars);
+  cpu().launch(tg::model::activation_quant_kernel(K, rows, first), std::vector<tg::buffer>{xq, x, xs}, vars);
+  return {xq, xs};
+}
+
+TEST_CASE("activation rounding kernels match the scalar reference") {
+  std::mt19937 rng(5);
+  const std::int64_t K = 512, total_rows = 7;
+  auto x = random_floats(std::size_t(total_rows * K), rng, 3.0f);
+  for (int j = 0; j < 32; ++j) x[std::size_t(2 * K + 64 + j)] = 0.0f;  // an all-zero block: scale 0, values 0
+  tg::buffer xb = upload(x);
+  // Rows 2..6 through the head's variables (rows, first), as the output head rounds them.
+  launch_values vars{total_rows, 0, 5, 2};
+  auto [xq, xs] = round_on_device(xb, K, tg::model::var_head_rows, tg::model::var_head_first, vars);
+  auto want = round_reference(x, 5, K, 2);
+  auto scales = download<float>(xs, want.scales.size());
+  auto values = download<std::int16_t>(xq, want.values.size());
+  for (std::size_t i = 0; i < scales.size(); ++i) CHECK(scales[i] == doctest::Approx(want.scales[i]).epsilon(1e-6));
+  int off_by_one = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    CHECK(std::abs(values[i]) <= 127);
+    // A product rounded once (fused) or twice may land on the other side of .5.
+    CHECK(std::abs(int(values[i]) - want.values[i]) <= 1);
+    off_by_one += int(values[i]) != want.values[i];
+  }
+  CHECK(off_by_one <= int(values.size()) / 100);
+}
+
+// Random blocks of `type`: random bytes, with every fp16 field set to a modest scale (random
+// bits could be inf or NaN).
+std::vector<std::uint8_t> random_rows(tg::gguf::tensor_type type, std::int64_t rows, std::int64_t K, std::mt19937& rng) {
+  const auto& traits = tg::gguf::traits_of(type);
+  const std::size_t block = std::size_t(traits.block_bytes);
+  std::vector<std::uint8_t> bytes(std::size_t(rows * K / traits.block_elems) * block);
+  std::uniform_int_distribution<int> any(0, 255);
+  std::uniform_real_distribution<float> scale(0.001f, 0.05f);
+  for (auto& b : bytes) b = std::uint8_t(any(rng));
+  std::vector<std::size_t> halves;  // byte offsets of the fp16 fields in a block
+  switch (type) {
+    case tg::gguf::tensor_type::q8_0: case tg::gguf::tensor_type::q4_0: case tg::gguf::tensor_type::q5_0:
+      halves = {0};
+      break;
+    case tg::gguf::tensor_type::q4_1: case tg::gguf::tensor_type::q5_1:
+    case tg::gguf::tensor_type::q4_k: case tg::gguf::tensor_type::q5_k:
+      halves = {0, 2};
+      break;
+    case tg::gguf::tensor_type::q6_k: halves = {208}; break;
+    default: FAIL("no fp16 layout for this type in the test");
+  }
+  for (std::size_t b = 0; b < bytes.size(); b += block)
+    for (std::size_t at : halves) {
+      const std::uint16_t d = tg::half(scale(rng)).bits;
+      std::memcpy(&bytes[b + at], &d, 2);
+    }
+  return bytes;
+}
+
+TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for every type with an int form") {
+  using tg::gguf::tensor_type;
+  std::mt19937 rng(9);
+  const std::int64_t K = 512, N = 24;
+  for (auto type : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q4_1, tensor_type::q5_0, tensor_type::q5_1,
+                    tensor_type::q4_k, tensor_type::q5_k, tensor_type::q6_k}) {
+    CAPTURE(tg::gguf::tensor_type_name(type));
+    const auto& traits = tg::gguf::traits_of(type);
+    const std::int64_t row_bytes = K / traits.block_elems * traits.block_bytes;
+    auto wbytes = random_rows(type, N, K, rng);
+    tg::model::weight w{"w", type, N, K, row_bytes, upload(wbytes)};
+    REQUIRE(tg::model::uses_int8_activations(w));
+    std::vector<float> deq(std::size_t(N * K));  // the weights by the scalar reference decoder
+    for (std::int64_t n = 0; n < N; ++n)
+      tg::gguf::dequantize_row(type, reinterpret_cast<const std::byte*>(&wbytes[std::size_t(n * row_bytes)]),
+                               &deq[std::size_t(n * K)], std::size_t(K));
+    auto bias = random_floats(std::size_t(N), rng, 1.0f);
+    tg::buffer bias_b = upload(bias);
+    for (std::int64_t T : {1, 3, 8, 16}) {
+      for (bool epilogues : {false, true}) {
+        CAPTURE(T);
+        CAPTURE(epilogues);
+        auto x = random_floats(std::size_t(T * K), rng, 1.0f);
+        auto residual = random_floats(std::size_t(T * N), rng, 1.0f);
+        tg::buffer xb = upload(x), rb = upload(residual), out = cpu().allocate(std::size_t(T * N) * 4);
+        launch_values vars{T, 0, 0, 0};
+        auto [xq, xs] = round_on_device(xb, K, tg::model::var_tokens, -1, vars);
+        tg::buffer xsum = cpu().allocate(std::size_t(T * K / 32) * 4);
+        cpu().launch(tg::model::activation_sum_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{xsum, xq, xs}, vars);
+        const tg::model::matmul_epilogue e{.bias = epilogues, .residual = epilogues};
+        const bool prefill = T % tg::model::prefill_token_lanes == 0;
+        auto kernel = prefill ? tg::model::matmul_prefill_kernel(w, e) : tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e);
+        std::vector<tg::buffer> slots{out, w.data, xq, rb, bias_b, xs, xsum};
+        slots.resize(std::size_t(kernel.slot_count));
+        cpu().launch(kernel, slots, vars);
+        auto got = download<float>(out, std::size_t(T * N));
+        // The reference: the reference decoder's weights times what the device rounded, in double.
+        auto qs = download<std::int16_t>(xq, std::size_t(T * K));
+        auto ss = download<float>(xs, std::size_t(T * K / 32));
+        double worst = 0;
+        for (std::int64_t t = 0; t < T; ++t)
+          for (std::int64_t n = 0; n < N; ++n) {
+            double sum = epilogues ? double(bias[std::size_t(n)]) + residual[std::size_t(t * N + n)] : 0.0, size = 0;
+            for (std::int64_t k = 0; k < K; ++k) {
+              double p = double(deq[std::size_t(n * K + k)]) * ss[std::size_t(t * K / 32 + k / 32)] * qs[std::size_t(t * K + k)];
+              sum += p;
+              size += std::fabs(p);
+            }
+            worst = std::fmax(worst, std::fabs(got[std::size_t(t * N + n)] - sum) / (1.0 + size));
+          }
+        CHECK(worst <= 1e-5);
+      }
+    }
+  }
+}
+
+}  // namespace
