@@ -127,4 +127,14 @@ TEST_CASE("a kernel's own loop shape is honoured, cached apart, and computes the
   CHECK(dev.stats().compiled == 2);
 }
 
+TEST_CASE("constant_index tells integer constants from everything else") {
+  tg::kernel_builder kb;
+  auto i = kb.output_range(4);
+  CHECK(kb.constant_index(kb.index(3)) == 3);
+  CHECK(kb.constant_index(kb.constant(tg::dtype::uint32, 255)) == 255);
+  CHECK_FALSE(kb.constant_index(kb.constant(2.0f)).has_value());
+  CHECK_FALSE(kb.constant_index(i).has_value());
+  CHECK_FALSE(kb.constant_index(i + 1).has_value());
+}
+
 }  // namespace

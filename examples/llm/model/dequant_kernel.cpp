@@ -46,6 +46,23 @@ scale_min k_scale_min(kernel_builder& kb, int slot, kvalue at, kvalue sb) {
   return {f32(kb, sc), f32(kb, mn)};
 }
 
+// The same from the three little-endian words of the 12 bytes (word index `word0`), as
+// llama.cpp unpacks them: each sub-block's scale and min is one byte of a word, so with sb
+// constant the 8 scales (and mins) are alike expressions of three shared words.
+scale_min k_scale_min_words(kernel_builder& kb, int slot, kvalue word0, std::int64_t sb) {
+  auto w = [&](std::int64_t i) { return kb.load<std::uint32_t>(slot, word0 + i); };
+  auto c = [&](std::uint32_t v) { return kb.constant(dtype::uint32, double(v)); };
+  kvalue sc, mn;
+  if (sb < 4) {
+    sc = w(0) & c(0x3f3f3f3fu), mn = w(1) & c(0x3f3f3f3fu);
+  } else {
+    sc = (w(2) & c(0x0f0f0f0fu)) | ((w(0) >> c(2)) & c(0x30303030u));
+    mn = ((w(2) >> c(4)) & c(0x0f0f0f0fu)) | ((w(1) >> c(2)) & c(0x30303030u));
+  }
+  auto byte_of = [&](kvalue word) { return kb.cast(dtype::int32, (word >> c(std::uint32_t(8 * (sb % 4)))) & c(255)); };
+  return {f32(kb, byte_of(sc)), f32(kb, byte_of(mn))};
+}
+
 }  // namespace
 
 std::int64_t group_size(tensor_type type, std::int64_t cols) {
@@ -196,14 +213,18 @@ std::int64_t int_form_group(tensor_type type) {
   return type == tensor_type::q4_k || type == tensor_type::q5_k || type == tensor_type::q6_k ? 256 : 32;
 }
 
-// The bit fields are cut out as uint8 (a byte vector: shift and mask on 32 values at once)
-// and widened once at the end. With `sub` a constant the scale unpacking folds to a few
-// scalar byte operations.
+// Q4_0/1, Q5_0/1 and Q6_K cut their bit fields out as uint8 (a byte vector: shift and mask
+// on 32 values at once) and widen at the end. Q4_K/Q5_K widen each loaded byte to int16 first:
+// x86 then zero-extends straight from memory (vpmovzxbw m128, once for all the sub-blocks
+// sharing the bytes) where widening a byte register crosses lanes (llvm-mca, znver3: 41
+// cycles per Q4_K super-block instead of 47). With `sub` a constant the scale unpacking
+// folds to a few scalar operations.
 int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
                     kvalue sub, kvalue j, kvalue j_pair) {
   const std::int64_t half_row = row_bytes / 2;
   auto byte = [&](kvalue at) { return kb.load<std::uint8_t>(slot, at); };
   auto bits = [&](kvalue count) { return kb.cast(dtype::uint8, count); };
+  auto wide = [&](kvalue v) { return kb.cast(dtype::int16, v); };
   switch (type) {
     case tensor_type::q8_0:
       return {kb.cast(dtype::int32, kb.load<std::int8_t>(slot, row * row_bytes + blk * 34 + 2 + j)),
@@ -231,10 +252,11 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
       auto base = row * row_bytes + blk * bytes;
       auto d = f16(kb, slot, row * half_row + blk * (bytes / 2));
       auto dmin = f16(kb, slot, row * half_row + blk * (bytes / 2) + 1);
-      auto [sc, mn] = k_scale_min(kb, slot, base + 4, sub);
-      auto q = (byte(base + qs_at + (sub / 2) * 32 + j) >> bits((sub % 2) * 4)) & 15;
-      if (type == tensor_type::q5_k) q = q | (((byte(base + 16 + j) >> bits(sub)) & 1) << 4);
-      return {kb.cast(dtype::int32, q), d * sc, dmin * mn};
+      auto sub_const = kb.constant_index(sub);
+      auto [sc, mn] = sub_const ? k_scale_min_words(kb, slot, row * (row_bytes / 4) + blk * (bytes / 4) + 1, *sub_const) : k_scale_min(kb, slot, base + 4, sub);
+      auto q = (wide(byte(base + qs_at + (sub / 2) * 32 + j)) >> wide((sub % 2) * 4)) & 15;
+      if (type == tensor_type::q5_k) q = q | (((wide(byte(base + 16 + j)) >> wide(sub)) & 1) << 4);
+      return {kb.cast(dtype::int32, q), sc, mn, d, dmin};
     }
     case tensor_type::q6_k: {
       auto base = row * row_bytes + blk * 210;
@@ -244,8 +266,9 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
       auto d = f16(kb, slot, row * half_row + blk * 105 + 104);
       auto sc_at = base + 192 + sub * 2;
       auto sc = kb.where(j_pair < kb.index(16), i8f(kb, slot, sc_at), i8f(kb, slot, sc_at + 1));
-      // q - 32 fits an int8: subtracted on the bytes, before the widening.
-      return {kb.cast(dtype::int32, kb.cast(dtype::int8, low | (high << 4)) - 32), d * sc, {}};
+      // q - 32 fits an int8: subtracted on the bytes, before the widening (two fields and
+      // an offset on 32 bytes at once beat widening first here: llvm-mca 55 against 61).
+      return {kb.cast(dtype::int32, kb.cast(dtype::int8, low | (high << 4)) - 32), sc, {}, d, {}};
     }
     default:
       throw usage_error(str("int_form: tensor type ", gguf::tensor_type_name(type), " has no integer form"));

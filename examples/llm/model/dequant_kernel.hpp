@@ -38,9 +38,12 @@ kvalue dequant_lanes(kernel_builder& kb, int slot, gguf::tensor_type type, std::
 // 32 for Q8_0, Q4_0/1 and Q5_0/1 (sub unused), a 256-value super-block for Q4_K, Q5_K and
 // Q6_K (sub 0..7; as a constant its scale unpacking folds). q is a small int32 (|q| < 256), a a float scale
 // that may depend on j only through j_pair (j with its lowest bit cleared: a pair of values
-// shares it), b a float per group (none for Q8_0, Q4_0, Q5_0 and Q6_K).
+// shares it), b a float per group (none for Q8_0, Q4_0, Q5_0 and Q6_K). For the K-quants a
+// and b leave out the super-block's d and dmin, returned as block_a and block_b (W = block_a
+// * a * q - block_b * b): a matmul that writes the sub-blocks out multiplies once per block.
 struct int_weight {
   kvalue q, a, b;
+  kvalue block_a, block_b;
 };
 bool has_int_form(gguf::tensor_type type);
 // Q4_0/Q4_1/Q5_0/Q5_1 put values j and j + 16 in one byte: their int form wants j split in

@@ -89,17 +89,19 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
   auto g = kb.reduce_range(K / 32 / subs);
   auto l = kb.reduce_range(lanes);
   kvalue term, offset;
+  int_weight iw;
   for (int sub = 0; sub < int(subs); ++sub) {
     auto at = g * subs + kb.index(sub);  // the 32-value group
     auto blk = subs > 1 || per_block == 1 ? g : at / per_block;
     auto sub_index = subs > 1 ? kb.index(sub) : at % per_block;
     auto xs = kb.load<float>(5, t * blocks + at);
-    int_weight iw;
     for (std::int64_t half = 0; half < 16 / lanes; ++half) {
       auto e = kb.reduce_range(2);
       auto j_pair = l * 2 + kb.index(half * 2 * lanes);
       auto j = j_pair + e;
       iw = int_form(kb, 1, w.type, w.row_bytes, n, blk, sub_index, j, j_pair);
+      if (subs == 1 && iw.block_a.kb != nullptr) iw.a = iw.a * iw.block_a;  // no block to factor out
+      if (subs == 1 && iw.block_b.kb != nullptr) iw.b = iw.b * iw.block_b;
       auto xq = kb.cast(dtype::int32, kb.load<std::int16_t>(2, t * K + at * 32 + j));
       auto part = kb.cast(dtype::float32, kb.sum_lanes(iw.q * xq, e)) * (iw.a * xs);
       term = term.kb == nullptr ? part : term + part;  // a chain of fused multiply-adds
@@ -109,7 +111,10 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
       offset = offset.kb == nullptr ? b : offset + b;
     }
   }
-  // The offsets, summed as scalars; each lane carries its share.
+  // A written-out super-block's d and dmin multiply its sums once; the offsets, summed as
+  // scalars, are shared out over the lanes.
+  if (subs > 1 && iw.block_a.kb != nullptr) term = term * iw.block_a;
+  if (subs > 1 && iw.block_b.kb != nullptr) offset = offset * iw.block_b;
   if (offset.kb != nullptr) term = term - offset * (1.0 / double(lanes));
   auto acc = kb.sum_lanes(kb.sum(term, g), l);
   if (epilogue.bias) acc = acc + kb.load<float>(4, n);

@@ -9,6 +9,7 @@
 //   kb.store(0, i, dot);
 //   tg::ast::kernel kernel = kb.finish();
 #pragma once
+#include <optional>
 #include <vector>
 #include "../error.hpp"
 #include "builder.hpp"
@@ -85,6 +86,12 @@ class kernel_builder {
   constexpr kvalue maximum(kvalue a, kvalue c) { return binary(ast::op::max, a, c); }
 
   constexpr dtype dtype_of_value(kvalue v) const { return b_.nodes[std::size_t(v.id)].dt; }
+  // v's value when it is an integer constant (index(3), say): lets a builder pick a form.
+  constexpr std::optional<std::int64_t> constant_index(kvalue v) const {
+    const ast::node& x = b_.nodes[std::size_t(v.id)];
+    if (x.o != ast::op::constant || is_float(x.dt)) return std::nullopt;
+    return x.arg;
+  }
   // A constant of v's dtype, for the operators below.
   constexpr kvalue like(kvalue v, double c) {
     dtype dt = dtype_of_value(v);
