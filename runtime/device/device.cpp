@@ -1,6 +1,7 @@
 // device.cpp: the backend registry, buffers, the kernel cache and running a plan.
 #include "device.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +43,11 @@ std::int64_t dim_value(const dim& d, std::span<const symbol> vars, std::span<con
   for (std::size_t i = 0; i < vars.size(); ++i)
     if (vars[i] == d.sym) return d.coef * values[i];
   throw usage_error(str("run: the plan has no variable named '", d.sym.name.view(), "'"));
+}
+
+void check_slot_count(int slot_count, std::size_t buffer_count) {
+  if (std::size_t(slot_count) != buffer_count)
+    throw usage_error(str("launch: the kernel uses ", slot_count, " buffer slots, ", buffer_count, " buffers given"));
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape, dtype dt) {
@@ -187,13 +193,26 @@ std::shared_ptr<program> device::compile_for(const kernel_source& source, std::s
 }
 
 void device::launch(const ast::kernel& kernel, std::span<const buffer> buffers, std::span<const std::int64_t> vars) {
-  if (int(buffers.size()) != kernel.slot_count)
-    throw usage_error(str("launch: the kernel uses ", kernel.slot_count, " buffer slots, ", buffers.size(), " buffers given"));
-  auto p = compile({kernel.nodes, kernel.global_ranges, kernel_name(kernel.nodes, kernel.global_ranges), kernel.upcast,
-                    kernel.vector_lanes});
-  std::vector<void*> slots;
-  for (const buffer& b : buffers) slots.push_back(b.data());
-  p->launch(slots, vars);
+  check_slot_count(kernel.slot_count, buffers.size());
+  prepare(kernel).launch(buffers, vars);
+}
+
+prepared_kernel device::prepare(const ast::kernel& kernel) {
+  return {compile({kernel.nodes, kernel.global_ranges, kernel_name(kernel.nodes, kernel.global_ranges), kernel.upcast,
+                   kernel.vector_lanes}),
+          kernel.slot_count};
+}
+
+void prepared_kernel::launch(std::span<const buffer> buffers, std::span<const std::int64_t> vars) const {
+  if (!program_) throw usage_error("prepared_kernel::launch: the kernel is empty; make it with device::prepare");
+  check_slot_count(slot_count_, buffers.size());
+  // On the stack for the usual few slots: a launch allocates nothing.
+  constexpr std::size_t inline_slots = 16;
+  std::array<void*, inline_slots> fixed;
+  std::vector<void*> spilled(buffers.size() > inline_slots ? buffers.size() : 0);
+  std::span<void*> slots = spilled.empty() ? std::span<void*>(fixed).first(buffers.size()) : std::span<void*>(spilled);
+  for (std::size_t i = 0; i < buffers.size(); ++i) slots[i] = buffers[i].data();
+  program_->launch(slots, vars);
 }
 
 host_tensor device::run(const plan_view& plan, std::initializer_list<named_input> inputs,

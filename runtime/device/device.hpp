@@ -37,6 +37,27 @@ class buffer {
   std::shared_ptr<state> state_;
 };
 
+// A hand-built kernel compiled for one device, launched without looking it up in the
+// device's cache again: for code that launches the same kernel many times (a model's layers,
+// every token). Launches give the same results as device::launch.
+//
+//   tg::prepared_kernel k = cpu.prepare(kb.finish());
+//   for (int i = 0; i < 100; ++i) k.launch(std::vector<tg::buffer>{out, in});
+class prepared_kernel {
+ public:
+  prepared_kernel() = default;
+  prepared_kernel(std::shared_ptr<program> compiled, int slot_count)
+      : program_(std::move(compiled)), slot_count_(slot_count) {}
+  explicit operator bool() const { return program_ != nullptr; }
+  int slot_count() const { return slot_count_; }
+  // Buffers, one per slot, and the variable values; throws usage_error on a wrong count.
+  void launch(std::span<const buffer> buffers, std::span<const std::int64_t> vars = {}) const;
+
+ private:
+  std::shared_ptr<program> program_;
+  int slot_count_ = 0;
+};
+
 // What a device's kernel cache has done (for tests and -v output).
 struct device_stats {
   int compiled = 0;     // kernels compiled (generic and specialized)
@@ -71,6 +92,8 @@ class device {
 
   // Launches a hand-built kernel (tg::kernel_builder) on buffers, one per slot.
   void launch(const ast::kernel& kernel, std::span<const buffer> buffers, std::span<const std::int64_t> vars = {});
+  // Compiles a hand-built kernel now (or takes it from the cache) for launching many times.
+  prepared_kernel prepare(const ast::kernel& kernel);
 
  private:
   // The generic kernel, or after a binding repeats, one specialized to its values.

@@ -19,16 +19,25 @@
 
 namespace tg::model {
 
+// A kernel and, from its first launch on, its compiled program, so that the ~27 launches of
+// a layer each token skip the device's cache lookup (hashing the whole AST).
+struct launchable {
+  ast::kernel kernel;
+  mutable prepared_kernel prepared;
+  launchable() = default;
+  launchable(ast::kernel k) : kernel(std::move(k)) {}  // implicit: from the *_kernel functions
+};
+
 // A weight with the matmul kernel that reads it.
 struct linear {
   const weight* w = nullptr;
-  ast::kernel kernel;
-  ast::kernel prefill;  // for chunks of a multiple of prefill_token_lanes tokens
+  launchable kernel;
+  launchable prefill;  // for chunks of a multiple of prefill_token_lanes tokens
 };
 
 // The 8-bit rounding of one matmul input width (activation_kernels.hpp).
 struct activation_quant {
-  ast::kernel scale, quant, sum;
+  launchable scale, quant, sum;
 };
 
 struct layer_kernels {
@@ -43,8 +52,8 @@ struct transformer::state {
   buffer xq, xs, xsum;  // an input rounded to 8 bits for the matmuls that take it: int16 values, scales, sums
   std::map<std::int64_t, activation_quant> act_quant;  // by input width, for the layers
   activation_quant head_quant;
-  ast::kernel embed, norm_scale, norm_apply, head_scale_q, head_apply_q, head_scale_k, head_apply_k;
-  ast::kernel rope_q, rope_k, store_v, scores_k, max_k, sum_k, attend_k, swiglu;
+  launchable embed, norm_scale, norm_apply, head_scale_q, head_apply_q, head_scale_k, head_apply_k;
+  launchable rope_q, rope_k, store_v, scores_k, max_k, sum_k, attend_k, swiglu;
   linear output;
   std::vector<layer_kernels> layers;
   launch_values vars{};
@@ -53,18 +62,19 @@ struct transformer::state {
   bool profiling = false;
   std::map<std::string, std::pair<std::int64_t, double>> profile;
 
-  void run(device& dev, const ast::kernel& k, std::initializer_list<buffer> buffers) {
+  void run(device& dev, const launchable& k, std::initializer_list<buffer> buffers) {
     run(dev, k, std::span<const buffer>(buffers.begin(), buffers.size()));
   }
-  void run(device& dev, const ast::kernel& k, std::span<const buffer> buffers) {
+  void run(device& dev, const launchable& k, std::span<const buffer> buffers) {
+    if (!k.prepared) k.prepared = dev.prepare(k.kernel);
     if (!profiling) {
-      dev.launch(k, buffers, vars);
+      k.prepared.launch(buffers, vars);
       return;
     }
     auto start = std::chrono::steady_clock::now();
-    dev.launch(k, buffers, vars);
+    k.prepared.launch(buffers, vars);
     dev.synchronize();
-    auto& entry = profile[kernel_name(k.nodes, k.global_ranges)];
+    auto& entry = profile[kernel_name(k.kernel.nodes, k.kernel.global_ranges)];
     entry.first += 1;
     entry.second += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
@@ -237,10 +247,10 @@ void transformer::run_layer(std::size_t index) {
                     const std::optional<weight>& bias = std::nullopt) {
     const std::int64_t tokens = s.vars[var_tokens];
     const bool tiled = tokens >= prefill_token_lanes && tokens % prefill_token_lanes == 0;
-    const ast::kernel& kernel = tiled ? l.prefill : l.kernel;
+    const launchable& kernel = tiled ? l.prefill : l.kernel;
     if (uses_int8_activations(*l.w)) {
       const buffer all[] = {out, l.w->data, s.xq, residual.data() ? residual : out, bias ? bias->data : out, s.xs, s.xsum};
-      s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.slot_count)));
+      s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)));
     } else if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data});
     else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual});
     else s.run(dev_, kernel, {out, l.w->data, in});
@@ -300,7 +310,7 @@ void transformer::run_head() {
     s.run(dev_, s.head_quant.quant, {s.xq, s.hn, s.xs});
     if (uses_activation_sums(*s.output.w)) s.run(dev_, s.head_quant.sum, {s.xsum, s.xq, s.xs});
     const buffer all[] = {s.logits, s.output.w->data, s.xq, s.logits, s.logits, s.xs, s.xsum};
-    s.run(dev_, s.output.kernel, std::span<const buffer>(all, std::size_t(s.output.kernel.slot_count)));
+    s.run(dev_, s.output.kernel, std::span<const buffer>(all, std::size_t(s.output.kernel.kernel.slot_count)));
   } else {
     s.run(dev_, s.output.kernel, {s.logits, s.output.w->data, s.hn});
   }
