@@ -12,6 +12,8 @@ namespace {
 std::vector<device_entry> list_kind(system_buses& buses, transport_kind kind, std::vector<std::string>* problems) {
   try {
     if (kind == transport_kind::pci) return buses.pci ? pci::list_pci_devices(*buses.pci) : std::vector<device_entry>{};
+    if (!buses.usb && !buses.usb_unavailable.empty() && problems)
+      problems->push_back(str("USB: not searched: ", buses.usb_unavailable));
     return buses.usb ? usb::list_usb_bridges(*buses.usb) : std::vector<device_entry>{};
   } catch (const std::exception& e) {
     if (problems) problems->push_back(str(kind == transport_kind::pci ? "PCI" : "USB", ": ", e.what()));
@@ -26,8 +28,9 @@ system_buses real_buses() {
   buses.pci = std::make_shared<pci::posix_pci_os>();
   try {
     buses.usb = usb::make_libusb_backend();
-  } catch (const device_error&) {
-    buses.usb = nullptr;  // no libusb here: PCI only (list_devices reports nothing for USB)
+  } catch (const device_error& e) {
+    buses.usb = nullptr;  // no libusb here: PCI only, and listings say why USB was not searched
+    buses.usb_unavailable = e.what();
   }
   return buses;
 }

@@ -12,6 +12,7 @@
 // found) or when opening fails (the transport's own message). Not thread-safe.
 #pragma once
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct system_buses {
   std::shared_ptr<usb::usb_backend> usb;
   pci::pci_open_options pci_options{};
   usb::usb_transport_options usb_options{};
+  std::string usb_unavailable;  // why `usb` is null (libusb missing or failed to start); empty if not
 };
 
 // Linux sysfs and libusb. A machine without libusb (or where libusb_init fails) searches PCI only.

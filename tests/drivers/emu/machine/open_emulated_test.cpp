@@ -120,3 +120,17 @@ TEST_CASE("a bridge left mid-stream by a crashed process is reset and works on t
   for (const std::string& line : log) told = told || line.find("resetting") != std::string::npos;
   CHECK(told);
 }
+
+TEST_CASE("when libusb could not start, listings and errors say why USB was not searched") {
+  emulated_machine m({.gen = emu::gfx_gen::gfx11, .vram_bytes = 512ull << 20, .bus = emulated_bus::pci,
+                      .write_firmware = false});
+  transport::system_buses buses = m.buses();
+  buses.usb = nullptr;
+  buses.usb_unavailable = "libusb_init failed: LIBUSB_ERROR_OTHER";
+  std::vector<std::string> problems;
+  CHECK(transport::list_devices(buses, &problems).size() == 1);  // the PCI GPU is still found
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0] == "USB: not searched: libusb_init failed: LIBUSB_ERROR_OTHER");
+  CHECK_THROWS_WITH_AS(transport::open_transport("AMD:USB", buses),
+                       doctest::Contains("USB: not searched: libusb_init failed"), device_error);
+}
