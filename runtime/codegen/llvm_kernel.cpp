@@ -182,6 +182,7 @@ class emitter : value_ops {
       case ast::op::range: throw usage_error(str("codegen: range ", x.arg, " is used outside its loop"));
       case ast::op::load: return load(x);
       case ast::op::store: return store(x);
+      case ast::op::prefetch: return prefetch(x);
       case ast::op::reduce_sum: case ast::op::reduce_max: return reduce(x);
       default: break;
     }
@@ -305,6 +306,22 @@ class emitter : value_ops {
       if (!repeat) store_one(x, index[std::size_t(l)], value[std::size_t(l)]);
     }
     return splat(nullptr);
+  }
+  // llvm.prefetch of the byte's line (read, keep in all cache levels), once per distinct
+  // index; a vector index prefetches its first element. The address is formed without
+  // inbounds: it may point past the buffer, which a prefetch allows.
+  lanes prefetch(const ast::node& x) {
+    const lanes& index = emit(x.src[0]);
+    for (int l = 0; l < lane_count_; ++l) {
+      bool repeat = false;
+      for (int k = 0; k < l && !repeat; ++k) repeat = index[std::size_t(k)] == index[std::size_t(l)];
+      if (repeat) continue;
+      llvm::Value* idx = index[std::size_t(l)];
+      if (is_vec(idx)) idx = b_.CreateExtractElement(idx, std::uint64_t(0));
+      llvm::Value* at = b_.CreateGEP(b_.getInt8Ty(), buffer(int(x.arg)), idx);
+      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()}, {at, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+    }
+    return emit(x.src[1]);
   }
   void store_one(const ast::node& x, llvm::Value* idx, llvm::Value* v) {
     if (!is_vec(idx) && !is_vec(v)) {

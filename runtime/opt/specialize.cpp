@@ -29,6 +29,7 @@ std::vector<ast::node> specialize(std::span<const ast::node> nodes, std::span<co
       case ast::op::range: id[i] = b.range(src(n, 0)); break;
       case ast::op::load: id[i] = b.load(int(n.arg), n.dt, src(n, 0), src(n, 1)); break;
       case ast::op::store: id[i] = b.store(int(n.arg), src(n, 0), src(n, 1)); break;
+      case ast::op::prefetch: id[i] = b.prefetch(int(n.arg), src(n, 0), src(n, 1)); break;
       case ast::op::reduce_sum: case ast::op::reduce_max: id[i] = b.reduce(n.o, src(n, 0), src(n, 1), n.arg); break;
       case ast::op::cast: id[i] = b.cast(n.dt, src(n, 0)); break;
       case ast::op::bitcast: id[i] = b.bitcast(n.dt, src(n, 0)); break;

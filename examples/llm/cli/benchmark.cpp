@@ -51,6 +51,10 @@ void run_benchmark(model::transformer& model, const tokenizer::tokenizer& tok, i
                   bytes / sec / 1e9, int(bytes / 1e6), int(device_mb));
     out << line << escaped(tok.decode(text, true)) << "\n" << std::flush;
   }
+  if (model.profiling()) {  // each phase's kernels on their own: decode and prefill have different kernels and costs
+    std::fprintf(stderr, "decode kernel time by kernel:\n%s", model.profile_report().c_str());
+    model.set_profiling(true);
+  }
   // Prefill: a synthetic prompt as in tinygrad's benchmark_llm.py (token 257, then 1000 + i).
   const std::int64_t n = std::min<std::int64_t>(256, model.max_context() - 1);
   std::vector<std::int32_t> prompt;
@@ -60,6 +64,10 @@ void run_benchmark(model::transformer& model, const tokenizer::tokenizer& tok, i
   auto start = clock::now();
   s.prefill(prompt);
   double prefill = seconds(start, clock::now());
+  if (model.profiling()) {
+    std::fprintf(stderr, "prefill kernel time by kernel:\n%s", model.profile_report().c_str());
+    model.set_profiling(true);
+  }
   char summary[200];
   std::snprintf(summary, sizeof summary, "prefill %.2f tok/s (%lld tokens in chunks of %lld), decode %.2f tok/s (%d tokens)\n",
                 double(n) / prefill, static_cast<long long>(n), static_cast<long long>(model.chunk_size()),

@@ -120,8 +120,7 @@ int run(const cli::cli_options& o) {
   std::fprintf(stderr, " %.2f s, %d kernels compiled\n", since(tw), dev.stats().compiled);
   m.set_profiling(o.verbose);
   if (o.benchmark) {
-    cli::run_benchmark(m, tok, *o.benchmark, std::cout);
-    if (o.verbose) std::fprintf(stderr, "kernel time by kernel:\n%s", m.profile_report().c_str());
+    cli::run_benchmark(m, tok, *o.benchmark, std::cout);  // with -v, prints each phase's kernel times
     return 0;
   }
   sampling::sampler sampler({.temperature = o.temperature, .top_k = o.top_k, .top_p = o.top_p}, o.seed);

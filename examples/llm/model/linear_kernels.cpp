@@ -26,6 +26,26 @@ struct matmul_shape {
   int int_lanes = 16;       // integer form: float accumulator lanes, 16 or 8
 };
 
+// Software prefetch of the weight stream: each step of a matmul's group loop asks for the
+// cache lines `prefetch_distance` bytes past those it reads now. Without it the dot products'
+// compute leaves too few lines in flight: a Q8_0 matvec of 8192 x 2048 on znver3 with 2
+// threads reads 29 GB/s, and 38-40 GB/s with lines asked for 2-8 KiB ahead (a plain read of
+// the same bytes, no prefetch: 34-41 GB/s).
+constexpr std::int64_t prefetch_distance = 2048;
+
+// `value` after prefetches for the step `step` of `steps_per_row` over weight row n: one per
+// 64-byte line the step reads (a step of a fraction of a line still asks once). Only for
+// decode (one token lane): prefill's tiles compute several tokens per weight byte and are
+// bound by that compute, not by the stream.
+kvalue prefetch_ahead(kernel_builder& kb, const weight& w, const matmul_shape& shape, kvalue n, kvalue step,
+                      std::int64_t steps_per_row, kvalue value) {
+  if (shape.token_lanes > 1) return value;
+  const std::int64_t step_bytes = w.row_bytes / steps_per_row;
+  auto at = n * w.row_bytes + step * step_bytes + prefetch_distance;
+  for (std::int64_t line = 0; line * 64 < step_bytes; ++line) value = kb.prefetch(1, at + line * 64, value);
+  return value;
+}
+
 // Output rows n outermost: the CPU backend splits that loop over threads, and at decode
 // (one token) the weight rows are the only parallel work there is.
 ast::kernel build_matmul(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_shape shape) {
@@ -48,7 +68,7 @@ ast::kernel build_matmul(const weight& w, launch_var rows, int first, matmul_epi
       auto p = dequant_lanes(kb, 1, w.type, w.row_bytes, n, g, j) * kb.load<float>(2, x_row * K + g * 32 + j);
       term = sub == 0 ? p : term + p;
     }
-    acc = kb.sum_lanes(kb.sum(term, g), l);
+    acc = kb.sum_lanes(kb.sum(prefetch_ahead(kb, w, shape, n, g, K / 32, term), g), l);
   } else {
     // One lane: LLVM vectorizes the inner reduce over a group instead.
     const std::int64_t gs = group_size(w.type, w.cols);
@@ -116,7 +136,7 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
   if (subs > 1 && iw.block_a.kb != nullptr) term = term * iw.block_a;
   if (subs > 1 && iw.block_b.kb != nullptr) offset = offset * iw.block_b;
   if (offset.kb != nullptr) term = term - offset * (1.0 / double(lanes));
-  auto acc = kb.sum_lanes(kb.sum(term, g), l);
+  auto acc = kb.sum_lanes(kb.sum(prefetch_ahead(kb, w, shape, n, g, K / 32 / subs, term), g), l);
   if (epilogue.bias) acc = acc + kb.load<float>(4, n);
   if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);
   kb.store(0, t * N + n, acc);

@@ -225,6 +225,8 @@ void transformer::set_profiling(bool on) {
   s_->profile.clear();
 }
 
+bool transformer::profiling() const { return s_->profiling; }
+
 std::string transformer::profile_report() const {
   std::vector<std::pair<double, std::string>> rows;
   double total = 0;

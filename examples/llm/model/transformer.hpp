@@ -55,7 +55,8 @@ class transformer {
   std::uint64_t kv_cache_bytes() const;
 
   // Times every launch (synchronizing after each) by kernel name, for -v output.
-  void set_profiling(bool on);
+  void set_profiling(bool on);  // also clears what was gathered
+  bool profiling() const;
   std::string profile_report() const;
 
  private:

@@ -45,6 +45,10 @@ class builder {
   constexpr int store(int slot, int index, int value) {
     return append(node{op::store, nodes[value].dt, {s16(index), s16(value), none}, slot});
   }
+  // value, after a prefetch of byte `byte_index` of buffer `slot` (node.hpp)
+  constexpr int prefetch(int slot, int byte_index, int value) {
+    return add(node{op::prefetch, nodes[value].dt, {s16(byte_index), s16(value), none}, slot});
+  }
   // hint: reduce_in_loop, or reduce_as_lanes (node.hpp)
   constexpr int reduce(op o, int value, int over_range, std::int64_t hint = 0) {
     return append(node{o, nodes[value].dt, {s16(value), s16(over_range), none}, hint});

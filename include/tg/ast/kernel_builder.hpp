@@ -69,6 +69,14 @@ class kernel_builder {
     use_slot(slot);
     b_.store(slot, index.id, value.id);
   }
+  // `value`, once the cache line holding byte `byte_index` of buffer `slot` has been asked
+  // for: a streaming kernel names a byte some way ahead of what it reads now, so that memory
+  // works on it while this step computes (ast::op::prefetch). Only a hint; the byte may lie
+  // past the end of the buffer.
+  constexpr kvalue prefetch(int slot, kvalue byte_index, kvalue value) {
+    use_slot(slot);
+    return wrap(b_.prefetch(slot, byte_index.id, value.id));
+  }
   constexpr kvalue sum(kvalue v, kvalue over) { return wrap(b_.reduce(ast::op::reduce_sum, v.id, over.id)); }
   constexpr kvalue max(kvalue v, kvalue over) { return wrap(b_.reduce(ast::op::reduce_max, v.id, over.id)); }
   // sum(v, over) with `over` evaluated as vector lanes (ast::reduce_as_lanes): for a short

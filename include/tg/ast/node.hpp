@@ -16,6 +16,11 @@ enum class op : std::uint8_t {
   // memory
   load,   // arg: buffer slot; src0: element index (int64); src1: valid (bool) or none
   store,  // arg: buffer slot; src0: element index (int64); src1: value
+  // A hint with a value: asks for the cache line at byte src0 of buffer `arg` to be fetched
+  // ahead of its use, then yields src1 unchanged. The byte may lie past the buffer (a
+  // prefetch never faults), and a backend without prefetches just yields src1. It carries a
+  // value so that it is emitted where that value is, inside the loop whose stream it leads.
+  prefetch,
   // unary
   neg, exp2, log2, sqrt, reciprocal, sin, cast, bitcast,
   // binary
@@ -37,7 +42,7 @@ inline constexpr std::int64_t reduce_as_lanes = 1;
 
 inline constexpr int op_count = int(op::reduce_max) + 1;
 inline constexpr std::string_view op_names[] = {
-    "const", "var", "range", "load", "store", "neg", "exp2", "log2", "sqrt", "recip", "sin",
+    "const", "var", "range", "load", "store", "prefetch", "neg", "exp2", "log2", "sqrt", "recip", "sin",
     "cast", "bitcast", "add", "sub", "mul", "div", "idiv", "mod", "max", "min", "cmplt", "cmpeq",
     "cmpne", "and", "or", "xor", "shl", "shr", "where", "mul_add", "reduce_sum", "reduce_max"};
 static_assert(std::size(op_names) == op_count, "op_names must name every ast::op");
@@ -53,7 +58,7 @@ constexpr int source_count(op o) {
   if (o == op::constant || o == op::variable) return 0;
   if (o == op::range || is_unary(o)) return 1;
   if (o == op::load) return 2;  // src1 may be none
-  if (o == op::store || is_binary(o) || is_reduce(o)) return 2;
+  if (o == op::store || o == op::prefetch || is_binary(o) || is_reduce(o)) return 2;
   return 3;
 }
 

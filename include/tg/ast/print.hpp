@@ -18,7 +18,7 @@ inline std::string to_string(std::span<const node> nodes) {
       case op::constant: out << " " << (is_float(n.dt) ? n.value : double(n.arg)); break;
       case op::variable: out << " var" << n.arg; break;
       case op::range: out << " r" << n.arg; break;
-      case op::load: case op::store: out << " buf" << n.arg; break;
+      case op::load: case op::store: case op::prefetch: out << " buf" << n.arg; break;
       default: break;
     }
     out << '\n';

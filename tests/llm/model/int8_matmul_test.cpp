@@ -4,6 +4,7 @@
 // random inputs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -157,6 +158,11 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
         const tg::model::matmul_epilogue e{.bias = epilogues, .residual = epilogues};
         const bool prefill = T % tg::model::prefill_token_lanes == 0;
         auto kernel = prefill ? tg::model::matmul_prefill_kernel(w, e) : tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e);
+        // Decode streams its weights with prefetches ahead of the reads (the last rows ask for
+        // bytes past the buffer, which must not fault); prefill's tiles are compute-bound.
+        const auto prefetches = std::count_if(kernel.nodes.begin(), kernel.nodes.end(),
+                                              [](const tg::ast::node& n) { return n.o == tg::ast::op::prefetch; });
+        CHECK((prefetches > 0) == !prefill);
         std::vector<tg::buffer> slots{out, w.data, xq, rb, bias_b, xs, xsum};
         slots.resize(std::size_t(kernel.slot_count));
         cpu().launch(kernel, slots, vars);

@@ -133,6 +133,7 @@ class ast_interpreter {
         std::int64_t idx = std::int64_t(s(0));
         return read(n.dt, bufs_[std::size_t(n.arg)] + idx * size_bytes(n.dt));
       }
+      case ast::op::prefetch: return s(1);  // a hint: only its value means anything
       case ast::op::store: {
         std::int64_t idx = std::int64_t(s(0));
         write(n.dt, bufs_[std::size_t(n.arg)] + idx * size_bytes(n.dt), s(1));
