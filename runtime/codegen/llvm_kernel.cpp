@@ -426,7 +426,7 @@ class emitter : value_ops {
       llvm::Value* part = b_.CreateShuffleVector(v, mask);
       out = out == nullptr ? part : binary(ast::op::add, x.dt, out, part);
     }
-    return out;
+    return is_float(x.dt) ? out : b_.CreateFreeze(out);
   }
 
   llvm::Value* accumulate(ast::op o, dtype t, llvm::Value* acc, llvm::Value* v) {

@@ -95,8 +95,8 @@ ast::kernel build_matmul(const weight& w, launch_var rows, int first, matmul_epi
 // product sum q * xq, scaled by a * s into float accumulators, less b * (s * sum xq). The
 // dot is written as lanes l (shape.int_lanes: 16, or 8 over each half of the group) times
 // pairs e (2): the codegen lays l and e out as neighbouring lanes and sums each pair, which
-// x86 lowers to a widening and a pmaddwd per 16 values. The halves are added as floats: an
-// integer sum of the four pair sums is reassociated by LLVM and loses a pmaddwd.
+// x86 lowers to a widening and a pmaddwd per 16 values (the codegen freezes each pair sum,
+// so that adding two halves' sums as integers keeps both pmaddwd).
 ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue epilogue, matmul_shape shape) {
   kernel_builder kb;
   const std::int64_t K = w.cols, N = w.rows, blocks = K / 32, lanes = int_form_in_halves(w.type) ? 8 : shape.int_lanes;
@@ -115,6 +115,7 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
     auto blk = subs > 1 || per_block == 1 ? g : at / per_block;
     auto sub_index = subs > 1 ? kb.index(sub) : at % per_block;
     auto xs = kb.load<float>(5, t * blocks + at);
+    std::vector<std::pair<kvalue, kvalue>> dots;  // per half: the integer dot and its scale a
     for (std::int64_t half = 0; half < 16 / lanes; ++half) {
       auto e = kb.reduce_range(2);
       auto j_pair = l * 2 + kb.index(half * 2 * lanes);
@@ -123,8 +124,15 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
       if (subs == 1 && iw.block_a.kb != nullptr) iw.a = iw.a * iw.block_a;  // no block to factor out
       if (subs == 1 && iw.block_b.kb != nullptr) iw.b = iw.b * iw.block_b;
       auto xq = kb.cast(dtype::int32, kb.load<std::int16_t>(2, t * K + at * 32 + j));
-      auto part = kb.cast(dtype::float32, kb.sum_lanes(iw.q * xq, e)) * (iw.a * xs);
-      term = term.kb == nullptr ? part : term + part;  // a chain of fused multiply-adds
+      dots.push_back({kb.sum_lanes(iw.q * xq, e), iw.a});
+    }
+    // Halves under one scale (the same node: the AST is hash-consed) are summed as integers,
+    // converted and scaled once; under two scales (Q6_K's 16-value sub-blocks) each is
+    // scaled on its own, in a chain of fused multiply-adds.
+    if (dots.size() == 2 && dots[0].second.id == dots[1].second.id) dots = {{dots[0].first + dots[1].first, dots[0].second}};
+    for (auto [dot, a] : dots) {
+      auto part = kb.cast(dtype::float32, dot) * (a * xs);
+      term = term.kb == nullptr ? part : term + part;
     }
     if (iw.b.kb != nullptr) {
       auto b = iw.b * kb.load<float>(6, t * blocks + at);
@@ -170,14 +178,15 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
 
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
 ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
-  // K-quants in integer form: 4 token lanes, 8 accumulator lanes, the super-block written
-  // out (llvm-mca, znver3: 4.2 cycles per token and 32 values; 4.9 with 16 accumulator
-  // lanes; over 6 with 8 token lanes, which spill; 10-13 looping over sub-blocks).
-  // Q8_0: 8 token lanes, 16 accumulator lanes (5.8 cycles; 7.5 with 4 token lanes).
+  // Integer form: 4 token lanes, 8 accumulator lanes with a group's halves summed as
+  // integers, a K-quant super-block written out. Measured on znver3, 2 threads, 1B shapes:
+  // Q8_0 gate/up 7.7 ms per 32 tokens (8.1 with 8 token lanes, whose activations, 8 x 4 KiB
+  // int16 per row, no longer fit L1; 9.5 with 16 float lanes, which spill). K-quants: 4.2
+  // cycles per token and 32 values (llvm-mca) with float halves, 10% less time with integer
+  // halves; 8 token lanes spill; looping over sub-blocks takes 10-13 cycles.
   const bool k_quant = uses_int8_activations(w) && int_form_group(w.type) > 32;
   return pick_matmul(w, var_tokens, -1, epilogue,
-                     {.row_lanes = 1, .token_lanes = k_quant ? 4 : prefill_token_lanes, .width = 8, .unroll_subs = k_quant,
-                      .int_lanes = k_quant ? 8 : 16});
+                     {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 8, .unroll_subs = k_quant, .int_lanes = 8});
 }
 
 }  // namespace tg::model

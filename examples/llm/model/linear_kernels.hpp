@@ -25,9 +25,9 @@ struct matmul_epilogue {
 // slots 3/4 must be given (any buffer) when unused.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue = {});
 // The same matmul for chunks whose token count is a multiple of prefill_token_lanes: each
-// decoded weight vector feeds several token accumulators (8, or 4 for K-quants), so
-// prefill decodes a weight once per several tokens, not per token.
-inline constexpr int prefill_token_lanes = 8;
+// decoded weight vector feeds 4 token accumulators, so prefill decodes a weight once per 4
+// tokens, not per token (more tokens' activations stop fitting L1 beside the weights).
+inline constexpr int prefill_token_lanes = 4;
 ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {});
 
 // Whether the matmuls of w take 8-bit activations (its type has dequant_kernel.hpp's
