@@ -33,7 +33,7 @@ kvalue fifth_bit_of_32(kernel_builder& kb, int slot, kvalue qh_byte0, kvalue j) 
   return ((u8(kb, slot, qh_byte0 + j / 8) >> i32(kb, j % 8)) & 1) << 4;
 }
 
-// Q4_K / Q5_K: the 6-bit scale and min of sub-block sb (0..7) from the 12 bytes at `at`.
+// Q4_K / Q5_K: the 6-bit scale and min of sub-block sb (0..7) from the 12 bytes at `at`, as int32.
 struct scale_min {
   kvalue scale, min;
 };
@@ -43,7 +43,7 @@ scale_min k_scale_min(kernel_builder& kb, int slot, kvalue at, kvalue sb) {
   auto first = sb < kb.index(4);
   auto sc = kb.where(first, low & 63, (high & 15) | ((low >> 6) << 4));
   auto mn = kb.where(first, mid & 63, (high >> 4) | ((mid >> 6) << 4));
-  return {f32(kb, sc), f32(kb, mn)};
+  return {sc, mn};
 }
 
 // The same from the three little-endian words of the 12 bytes (word index `word0`), as
@@ -60,7 +60,7 @@ scale_min k_scale_min_words(kernel_builder& kb, int slot, kvalue word0, std::int
     mn = ((w(2) >> c(4)) & c(0x0f0f0f0fu)) | ((w(1) >> c(2)) & c(0x30303030u));
   }
   auto byte_of = [&](kvalue word) { return kb.cast(dtype::int32, (word >> c(std::uint32_t(8 * (sb % 4)))) & c(255)); };
-  return {f32(kb, byte_of(sc)), f32(kb, byte_of(mn))};
+  return {byte_of(sc), byte_of(mn)};
 }
 
 }  // namespace
@@ -135,7 +135,7 @@ kvalue dequant32(kernel_builder& kb, int slot, tensor_type type, std::int64_t ro
       auto [sc, mn] = k_scale_min(kb, slot, base + 4, sb);
       auto q = (u8(kb, slot, base + qs_at + (sb / 2) * 32 + j) >> i32(kb, (sb % 2) * 4)) & 15;
       if (type == tensor_type::q5_k) q = q | (((u8(kb, slot, base + 16 + j) >> i32(kb, sb)) & 1) << 4);
-      return d * sc * f32(kb, q) - dmin * mn;
+      return d * f32(kb, sc) * f32(kb, q) - dmin * f32(kb, mn);
     }
     case tensor_type::q6_k: {  // 210 bytes: ql[128], qh[64], int8 scales[16] (one per 16 values), d
       auto blk = g / 8, sg = g % 8;  // group sg covers values 32 sg .. 32 sg + 31 of the block
@@ -265,7 +265,8 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
       auto high = (byte(base + 128 + half * 32 + j) >> bits(quarter * 2)) & 3;
       auto d = f16(kb, slot, row * half_row + blk * 105 + 104);
       auto sc_at = base + 192 + sub * 2;
-      auto sc = kb.where(j_pair < kb.index(16), i8f(kb, slot, sc_at), i8f(kb, slot, sc_at + 1));
+      auto i8 = [&](kvalue at) { return kb.cast(dtype::int32, kb.load<std::int8_t>(slot, at)); };
+      auto sc = kb.where(j_pair < kb.index(16), i8(sc_at), i8(sc_at + 1));
       // q - 32 fits an int8: subtracted on the bytes, before the widening (two fields and
       // an offset on 32 bytes at once beat widening first here: llvm-mca 55 against 61).
       return {kb.cast(dtype::int32, kb.cast(dtype::int8, low | (high << 4)) - 32), sc, {}, d, {}};

@@ -36,11 +36,13 @@ kvalue dequant_lanes(kernel_builder& kb, int slot, gguf::tensor_type type, std::
 // The integer form W = a * q - b of value j (< 32) of 32-value group `sub` of group-block
 // `blk`, for matmuls over 8-bit activations. A group-block is int_form_group(type) values:
 // 32 for Q8_0, Q4_0/1 and Q5_0/1 (sub unused), a 256-value super-block for Q4_K, Q5_K and
-// Q6_K (sub 0..7; as a constant its scale unpacking folds). q is a small int32 (|q| < 256), a a float scale
+// Q6_K (sub 0..7; as a constant its scale unpacking folds). q is a small int32 (|q| < 256), a a scale
 // that may depend on j only through j_pair (j with its lowest bit cleared: a pair of values
-// shares it), b a float per group (none for Q8_0, Q4_0, Q5_0 and Q6_K). For the K-quants a
-// and b leave out the super-block's d and dmin, returned as block_a and block_b (W = block_a
-// * a * q - block_b * b): a matmul that writes the sub-blocks out multiplies once per block.
+// shares it), b one per group (none for Q8_0, Q4_0, Q5_0 and Q6_K). For Q8_0 and Q4/Q5_0/1
+// a and b are floats. For the K-quants they are the sub-block's integer scale and min
+// (int32: 6-bit for Q4_K/Q5_K, int8 for Q6_K), and the super-block's float d and dmin come
+// apart as block_a and block_b (W = block_a * a * q - block_b * b): a matmul multiplies
+// q * a as integers and converts once per super-block.
 struct int_weight {
   kvalue q, a, b;
   kvalue block_a, block_b;

@@ -22,7 +22,6 @@ namespace {
 struct matmul_shape {
   int row_lanes = 1, token_lanes = 1;
   int width = 32;
-  bool unroll_subs = true;  // integer form: a K-quant super-block's sub-blocks written out
   int int_lanes = 16;       // integer form: float accumulator lanes, 16 or 8
 };
 
@@ -91,60 +90,76 @@ ast::kernel build_matmul(const weight& w, launch_var rows, int first, matmul_epi
 }
 
 // Quantized weights in integer form (dequant_kernel.hpp: W = a * q - b) times 8-bit
-// activations (activation_kernels.hpp: x = s * xq): per 32-value group an integer dot
-// product sum q * xq, scaled by a * s into float accumulators, less b * (s * sum xq). The
-// dot is written as lanes l (shape.int_lanes: 16, or 8 over each half of the group) times
-// pairs e (2): the codegen lays l and e out as neighbouring lanes and sums each pair, which
-// x86 lowers to a widening and a pmaddwd per 16 values (the codegen freezes each pair sum,
-// so that adding two halves' sums as integers keeps both pmaddwd).
+// activations (activation_kernels.hpp: x = s * xq). The dot is written as lanes l
+// (shape.int_lanes: 16, or 8 over each half of a 32-value group) times pairs e (2): the
+// codegen lays l and e out as neighbouring lanes and sums each pair, which x86 lowers to a
+// widening and a pmaddwd per 16 values (the codegen freezes each pair sum, so that adding
+// two halves' sums as integers keeps both pmaddwd).
+//
+// 32-value types (Q8_0, Q4/Q5_0/1; activations rounded per 32 values): per group the
+// integer dot sum q * xq, converted and scaled by a * s into float accumulators, less
+// b * (s * sum xq).
+//
+// K-quants (activations rounded per 256 values, so one s per super-block): the 8 sub-blocks
+// are written out and their dots times the integer scales a summed as integers; per
+// super-block one conversion scaled by d * s, less dmin * s * (sum over sub-blocks of the
+// integer min b times the sub-block's integer sum of xq). No sum overflows an int32: at
+// most 256 * 127 * 63 * 31 (Q5_K) or 256 * 127 * 128 * 32 (Q6_K).
 ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue epilogue, matmul_shape shape) {
   kernel_builder kb;
-  const std::int64_t K = w.cols, N = w.rows, blocks = K / 32, lanes = int_form_in_halves(w.type) ? 8 : shape.int_lanes;
+  const std::int64_t K = w.cols, N = w.rows, lanes = int_form_in_halves(w.type) ? 8 : shape.int_lanes;
+  const std::int64_t per_block = int_form_group(w.type) / 32;  // 32-value groups per weight block
+  const std::int64_t scale_block = activation_block_for(w), scales = K / scale_block;
   auto n = kb.output_range(N);
   auto t = kb.output_range(kb.variable(rows));
   kb.output_range(1);
-  // A K-quant super-block's 8 sub-blocks are written out when unroll_subs (their scales
-  // unpack once per block, as constants); otherwise the loop runs over 32-value groups.
-  const std::int64_t per_block = int_form_group(w.type) / 32, subs = shape.unroll_subs ? per_block : 1;
-  auto g = kb.reduce_range(K / 32 / subs);
+  auto g = kb.reduce_range(K / 32 / per_block);  // weight blocks
   auto l = kb.reduce_range(lanes);
-  kvalue term, offset;
+  auto xs = kb.load<float>(5, t * scales + g * (32 * per_block / scale_block));
+  kvalue term, offset, isum, osum;
   int_weight iw;
-  for (int sub = 0; sub < int(subs); ++sub) {
-    auto at = g * subs + kb.index(sub);  // the 32-value group
-    auto blk = subs > 1 || per_block == 1 ? g : at / per_block;
-    auto sub_index = subs > 1 ? kb.index(sub) : at % per_block;
-    auto xs = kb.load<float>(5, t * blocks + at);
+  for (std::int64_t sub = 0; sub < per_block; ++sub) {
+    auto at = g * per_block + kb.index(sub);  // the 32-value group
     std::vector<std::pair<kvalue, kvalue>> dots;  // per half: the integer dot and its scale a
     for (std::int64_t half = 0; half < 16 / lanes; ++half) {
       auto e = kb.reduce_range(2);
       auto j_pair = l * 2 + kb.index(half * 2 * lanes);
       auto j = j_pair + e;
-      iw = int_form(kb, 1, w.type, w.row_bytes, n, blk, sub_index, j, j_pair);
-      if (subs == 1 && iw.block_a.kb != nullptr) iw.a = iw.a * iw.block_a;  // no block to factor out
-      if (subs == 1 && iw.block_b.kb != nullptr) iw.b = iw.b * iw.block_b;
+      iw = int_form(kb, 1, w.type, w.row_bytes, n, g, kb.index(sub), j, j_pair);
       auto xq = kb.cast(dtype::int32, kb.load<std::int16_t>(2, t * K + at * 32 + j));
-      dots.push_back({kb.sum_lanes(iw.q * xq, e), iw.a});
+      // K-quants over several token lanes: q times its integer scale as int16 (at most
+      // 31 * 63 or 32 * 128), once for all the lanes, then sign-extended so the pair sums
+      // stay pmaddwd. For one token the dot is scaled instead (below): measured faster.
+      const bool scale_q = per_block > 1 && shape.token_lanes > 1;
+      auto q = scale_q ? kb.cast(dtype::int32, kb.cast(dtype::int16, iw.q) * kb.cast(dtype::int16, iw.a)) : iw.q;
+      dots.push_back({kb.sum_lanes(q * xq, e), scale_q ? kvalue{} : iw.a});
     }
-    // Halves under one scale (the same node: the AST is hash-consed) are summed as integers,
-    // converted and scaled once; under two scales (Q6_K's 16-value sub-blocks) each is
-    // scaled on its own, in a chain of fused multiply-adds.
+    // Halves under one scale (the same node: the AST is hash-consed; or none, scaled
+    // already) are summed first; under two (Q6_K's 16-value sub-blocks) each is scaled on its own.
     if (dots.size() == 2 && dots[0].second.id == dots[1].second.id) dots = {{dots[0].first + dots[1].first, dots[0].second}};
     for (auto [dot, a] : dots) {
+      if (per_block > 1) {
+        auto scaled = a.kb != nullptr ? dot * a : dot;
+        isum = isum.kb == nullptr ? scaled : isum + scaled;
+        continue;
+      }
       auto part = kb.cast(dtype::float32, dot) * (a * xs);
-      term = term.kb == nullptr ? part : term + part;
+      term = term.kb == nullptr ? part : term + part;  // a chain of fused multiply-adds
     }
-    if (iw.b.kb != nullptr) {
-      auto b = iw.b * kb.load<float>(6, t * blocks + at);
-      offset = offset.kb == nullptr ? b : offset + b;
+    if (iw.b.kb != nullptr && per_block > 1) {
+      auto b = iw.b * kb.load<std::int32_t>(6, t * (K / 32) + at);
+      osum = osum.kb == nullptr ? b : osum + b;
+    } else if (iw.b.kb != nullptr) {
+      offset = iw.b * kb.load<float>(6, t * (K / 32) + at);
     }
   }
-  // A written-out super-block's d and dmin multiply its sums once; the offsets, summed as
-  // scalars, are shared out over the lanes.
-  if (subs > 1 && iw.block_a.kb != nullptr) term = term * iw.block_a;
-  if (subs > 1 && iw.block_b.kb != nullptr) offset = offset * iw.block_b;
+  if (per_block > 1) {
+    term = kb.cast(dtype::float32, isum) * (iw.block_a * xs);
+    if (osum.kb != nullptr) offset = kb.cast(dtype::float32, osum) * (iw.block_b * xs);
+  }
+  // The offsets, scalars, are shared out over the lanes.
   if (offset.kb != nullptr) term = term - offset * (1.0 / double(lanes));
-  auto acc = kb.sum_lanes(kb.sum(prefetch_ahead(kb, w, shape, n, g, K / 32 / subs, term), g), l);
+  auto acc = kb.sum_lanes(kb.sum(prefetch_ahead(kb, w, shape, n, g, K / 32 / per_block, term), g), l);
   if (epilogue.bias) acc = acc + kb.load<float>(4, n);
   if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);
   kb.store(0, t * N + n, acc);
@@ -163,6 +178,7 @@ ast::kernel pick_matmul(const weight& w, launch_var rows, int first, matmul_epil
 }  // namespace
 
 bool uses_int8_activations(const weight& w) { return has_int_form(w.type) && w.cols % 32 == 0; }
+std::int64_t activation_block_for(const weight& w) { return int_form_group(w.type) == 256 ? 256 : 32; }
 bool uses_activation_sums(const weight& w) {
   using gguf::tensor_type;
   const tensor_type t = w.type;
@@ -179,14 +195,13 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
 ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
   // Integer form: 4 token lanes, 8 accumulator lanes with a group's halves summed as
-  // integers, a K-quant super-block written out. Measured on znver3, 2 threads, 1B shapes:
+  // integers. Measured on znver3, 2 threads, 1B shapes:
   // Q8_0 gate/up 7.7 ms per 32 tokens (8.1 with 8 token lanes, whose activations, 8 x 4 KiB
   // int16 per row, no longer fit L1; 9.5 with 16 float lanes, which spill). K-quants: 4.2
   // cycles per token and 32 values (llvm-mca) with float halves, 10% less time with integer
   // halves; 8 token lanes spill; looping over sub-blocks takes 10-13 cycles.
-  const bool k_quant = uses_int8_activations(w) && int_form_group(w.type) > 32;
   return pick_matmul(w, var_tokens, -1, epilogue,
-                     {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 8, .unroll_subs = k_quant, .int_lanes = 8});
+                     {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 8, .int_lanes = 8});
 }
 
 }  // namespace tg::model

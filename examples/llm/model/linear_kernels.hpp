@@ -20,9 +20,10 @@ struct matmul_epilogue {
 // Slots: 0 out, 1 W, 2 x, then the epilogue's. rows/first are launch variables (first may be
 // -1: none).
 // For weights where uses_int8_activations(w), x is instead the 8-bit rounding of those rows
-// (activation_kernels.hpp, made with the same rows/first): slot 2 xq (int16, row t at t * K),
-// slot 5 xs, and where uses_activation_sums(w) slot 6 xsum; the kernel ignores `first`, and
-// slots 3/4 must be given (any buffer) when unused.
+// in blocks of activation_block_for(w) values (activation_kernels.hpp, made with the same
+// rows/first): slot 2 xq (int16, row t at t * K), slot 5 xs, and where
+// uses_activation_sums(w) slot 6 the per-32 sums (activation_sum_kernel's, in the same
+// block size); the kernel ignores `first`, and slots 3/4 must be given (any buffer) when unused.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue = {});
 // The same matmul for chunks whose token count is a multiple of prefill_token_lanes: each
 // decoded weight vector feeds 4 token accumulators, so prefill decodes a weight once per 4
@@ -35,5 +36,8 @@ ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {}
 // offset b: Q4_1, Q5_1, Q4_K, Q5_K).
 bool uses_int8_activations(const weight& w);
 bool uses_activation_sums(const weight& w);
+// The activation block the matmuls of w want: 256 for K-quants (one scale per super-block,
+// so a super-block's integer sums convert once), else 32.
+std::int64_t activation_block_for(const weight& w);
 
 }  // namespace tg::model

@@ -35,9 +35,14 @@ struct linear {
   launchable prefill;  // for chunks of a multiple of prefill_token_lanes tokens
 };
 
-// The 8-bit rounding of one matmul input width (activation_kernels.hpp).
+// The 8-bit rounding of one matmul input width in one block size (activation_kernels.hpp).
 struct activation_quant {
   launchable scale, quant, sum;
+};
+
+// Where an input rounded to 8 bits lives: int16 values, scales, per-32 sums.
+struct rounded_input {
+  buffer xq, xs, xsum;
 };
 
 struct layer_kernels {
@@ -49,9 +54,11 @@ struct transformer::state {
   // Activations, sized for a full chunk.
   buffer x, x2, hn, q, k, v, qn, kn, qr, scores, row_max, row_sum, att, g, u, ff, scale, logits, tokens;
   buffer rope_cos, rope_sin;
-  buffer xq, xs, xsum;  // an input rounded to 8 bits for the matmuls that take it: int16 values, scales, sums
-  std::map<std::int64_t, activation_quant> act_quant;  // by input width, for the layers
-  activation_quant head_quant;
+  // An input rounded to 8 bits for the matmuls that take it, by block size (32, 256 for
+  // K-quants); an input read by matmuls of both kinds is rounded both ways.
+  std::map<std::int64_t, rounded_input> rounded;
+  std::map<std::pair<std::int64_t, std::int64_t>, activation_quant> act_quant;  // by (input width, block), for the layers
+  std::map<std::int64_t, activation_quant> head_quant;                          // by block
   launchable embed, norm_scale, norm_apply, head_scale_q, head_apply_q, head_scale_k, head_apply_k;
   launchable rope_q, rope_k, store_v, scores_k, max_k, sum_k, attend_k, swiglu;
   linear output;
@@ -77,6 +84,17 @@ struct transformer::state {
     auto& entry = profile[kernel_name(k.kernel.nodes, k.kernel.global_ranges)];
     entry.first += 1;
     entry.second += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  // Rounds `in` to 8 bits in `to` with the kernels `k` of its width and block size, with the
+  // per-32 sums when a reader wants them (activation_kernels.hpp).
+  void round_input(device& dev, const activation_quant& k, const rounded_input& to, const buffer& in, std::int64_t block,
+                   bool sums) {
+    run(dev, k.scale, {to.xs, in});
+    run(dev, k.quant, {to.xq, in, to.xs});
+    if (!sums) return;
+    if (block == activation_block) run(dev, k.sum, {to.xsum, to.xq, to.xs});
+    else run(dev, k.sum, {to.xsum, to.xq});
   }
 };
 
@@ -135,9 +153,9 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.logits = floats(dev, T * c.vocab);
   s.tokens = dev.allocate(std::size_t(T) * 4);
   const std::int64_t widest = std::max({c.dim, qw, c.ffn});
-  s.xq = dev.allocate(std::size_t(T * widest) * 2);
-  s.xs = floats(dev, T * widest / activation_block);
-  s.xsum = floats(dev, T * widest / activation_block);
+  for (std::int64_t block : {std::int64_t(32), std::int64_t(256)})
+    s.rounded[block] = {dev.allocate(std::size_t(T * widest) * 2), floats(dev, T * widest / activation_block),
+                        floats(dev, T * widest / activation_block)};
   s.rope_cos = floats(dev, max_context_ * c.head_dim / 2);
   s.rope_sin = floats(dev, max_context_ * c.head_dim / 2);
   std::vector<float> factors;
@@ -164,13 +182,17 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.attend_k = attend_kernel(shape);
   s.swiglu = swiglu_kernel(c.ffn);
   s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first)};
-  s.head_quant = {activation_scale_kernel(c.dim, var_head_rows, var_head_first),
-                  activation_quant_kernel(c.dim, var_head_rows, var_head_first),
-                  activation_sum_kernel(c.dim, var_head_rows)};
-  for (std::int64_t width : {c.dim, qw, c.ffn})
-    if (width % activation_block == 0)
-      s.act_quant[width] = {activation_scale_kernel(width, var_tokens, -1), activation_quant_kernel(width, var_tokens, -1),
-                            activation_sum_kernel(width, var_tokens)};
+  for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
+    if (c.dim % block == 0)
+      s.head_quant[block] = {activation_scale_kernel(c.dim, var_head_rows, var_head_first, block),
+                             activation_quant_kernel(c.dim, var_head_rows, var_head_first, block),
+                             activation_sum_kernel(c.dim, var_head_rows, block)};
+    for (std::int64_t width : {c.dim, qw, c.ffn})
+      if (width % block == 0)
+        s.act_quant[{width, block}] = {activation_scale_kernel(width, var_tokens, -1, block),
+                                       activation_quant_kernel(width, var_tokens, -1, block),
+                                       activation_sum_kernel(width, var_tokens, block)};
+  }
   const std::size_t cache_bytes = std::size_t(c.n_kv_head * max_context_ * c.head_dim) * 4;
   for (const layer_weights& l : weights_.layers) {
     layer_kernels k;
@@ -251,21 +273,28 @@ void transformer::run_layer(std::size_t index) {
     const bool tiled = tokens >= prefill_token_lanes && tokens % prefill_token_lanes == 0;
     const launchable& kernel = tiled ? l.prefill : l.kernel;
     if (uses_int8_activations(*l.w)) {
-      const buffer all[] = {out, l.w->data, s.xq, residual.data() ? residual : out, bias ? bias->data : out, s.xs, s.xsum};
+      const rounded_input& r = s.rounded.at(activation_block_for(*l.w));
+      const buffer all[] = {out, l.w->data, r.xq, residual.data() ? residual : out, bias ? bias->data : out, r.xs, r.xsum};
       s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)));
     } else if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data});
     else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual});
     else s.run(dev_, kernel, {out, l.w->data, in});
   };
-  // Rounds `in` (`width` wide) to 8 bits in s.xq / s.xs when one of the matmuls reading it takes that.
+  // Rounds `in` (`width` wide) to 8 bits in s.rounded, in the block sizes the matmuls reading it take.
   auto quantize = [&](const buffer& in, std::int64_t width, std::initializer_list<const linear*> readers) {
-    bool int8 = false, sums = false;
-    for (const linear* l : readers) int8 = int8 || uses_int8_activations(*l->w), sums = sums || uses_activation_sums(*l->w);
-    if (!int8) return;
-    const activation_quant& a = s.act_quant.at(width);
-    s.run(dev_, a.scale, {s.xs, in});
-    s.run(dev_, a.quant, {s.xq, in, s.xs});
-    if (sums) s.run(dev_, a.sum, {s.xsum, s.xq, s.xs});
+    for (const linear* l : readers) {
+      if (!uses_int8_activations(*l->w)) continue;
+      const std::int64_t block = activation_block_for(*l->w);
+      bool done = false, sums = false;
+      for (const linear* m : readers) {
+        if (m == l) break;
+        done = done || (uses_int8_activations(*m->w) && activation_block_for(*m->w) == block);
+      }
+      if (done) continue;
+      for (const linear* m : readers)
+        sums = sums || (uses_activation_sums(*m->w) && activation_block_for(*m->w) == block);
+      s.round_input(dev_, s.act_quant.at({width, block}), s.rounded.at(block), in, block, sums);
+    }
   };
   // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)
   s.run(dev_, s.norm_scale, {s.scale, s.x});
@@ -308,10 +337,10 @@ void transformer::run_head() {
   s.run(dev_, s.norm_scale, {s.scale, s.x});
   s.run(dev_, s.norm_apply, {s.hn, s.x, s.scale, weights_.output_norm.data});
   if (uses_int8_activations(*s.output.w)) {
-    s.run(dev_, s.head_quant.scale, {s.xs, s.hn});
-    s.run(dev_, s.head_quant.quant, {s.xq, s.hn, s.xs});
-    if (uses_activation_sums(*s.output.w)) s.run(dev_, s.head_quant.sum, {s.xsum, s.xq, s.xs});
-    const buffer all[] = {s.logits, s.output.w->data, s.xq, s.logits, s.logits, s.xs, s.xsum};
+    const std::int64_t block = activation_block_for(*s.output.w);
+    const rounded_input& r = s.rounded.at(block);
+    s.round_input(dev_, s.head_quant.at(block), r, s.hn, block, uses_activation_sums(*s.output.w));
+    const buffer all[] = {s.logits, s.output.w->data, r.xq, s.logits, s.logits, r.xs, r.xsum};
     s.run(dev_, s.output.kernel, std::span<const buffer>(all, std::size_t(s.output.kernel.kernel.slot_count)));
   } else {
     s.run(dev_, s.output.kernel, {s.logits, s.output.w->data, s.hn});

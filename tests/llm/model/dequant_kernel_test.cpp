@@ -73,11 +73,16 @@ TEST_CASE("the quantized matmul kernel matches a float64 matmul of the dequantiz
     // in int8_matmul_test.cpp): here only against the unrounded float64 product, more loosely.
     const bool int8 = tg::model::uses_int8_activations(w);
     if (int8) {
+      const std::int64_t block = tg::model::activation_block_for(w);
       tg::buffer xs = cpu().allocate(std::size_t(T * 256 / 32) * 4), xq = cpu().allocate(std::size_t(T * 256) * 2);
-      cpu().launch(tg::model::activation_scale_kernel(256, tg::model::var_tokens, -1), std::vector<tg::buffer>{xs, xb}, vars);
-      cpu().launch(tg::model::activation_quant_kernel(256, tg::model::var_tokens, -1), std::vector<tg::buffer>{xq, xb, xs}, vars);
+      cpu().launch(tg::model::activation_scale_kernel(256, tg::model::var_tokens, -1, block), std::vector<tg::buffer>{xs, xb}, vars);
+      cpu().launch(tg::model::activation_quant_kernel(256, tg::model::var_tokens, -1, block), std::vector<tg::buffer>{xq, xb, xs},
+                   vars);
       tg::buffer xsum = cpu().allocate(std::size_t(T * 256 / 32) * 4);
-      cpu().launch(tg::model::activation_sum_kernel(256, tg::model::var_tokens), std::vector<tg::buffer>{xsum, xq, xs}, vars);
+      auto sum = tg::model::activation_sum_kernel(256, tg::model::var_tokens, block);
+      std::vector<tg::buffer> sum_slots{xsum, xq, xs};
+      sum_slots.resize(std::size_t(sum.slot_count));
+      cpu().launch(sum, sum_slots, vars);
       auto kernel = tg::model::matmul_kernel(w, tg::model::var_tokens, -1);
       std::vector<tg::buffer> slots{out, w.data, xq, out, out, xs, xsum};
       slots.resize(std::size_t(kernel.slot_count));

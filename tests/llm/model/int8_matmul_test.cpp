@@ -38,21 +38,22 @@ std::vector<T> download(const tg::buffer& b, std::size_t n) {
   return v;
 }
 
-// The scalar reference: per 32-value block s = max|x| / 127, q = x / s rounded half away from 0.
+// The scalar reference: per block s = max|x| / 127, q = x / s rounded half away from 0.
 struct rounded {
   std::vector<float> scales;
   std::vector<int> values;
 };
-rounded round_reference(const std::vector<float>& x, std::int64_t rows, std::int64_t K, std::int64_t first) {
+rounded round_reference(const std::vector<float>& x, std::int64_t rows, std::int64_t K, std::int64_t first,
+                        std::int64_t block) {
   rounded r;
   for (std::int64_t t = 0; t < rows; ++t)
-    for (std::int64_t b = 0; b < K / 32; ++b) {
-      const float* v = &x[std::size_t((t + first) * K + b * 32)];
+    for (std::int64_t b = 0; b < K / block; ++b) {
+      const float* v = &x[std::size_t((t + first) * K + b * block)];
       float amax = 0;
-      for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(v[j]));
+      for (std::int64_t j = 0; j < block; ++j) amax = std::fmax(amax, std::fabs(v[j]));
       const float s = amax * float(1.0 / 127.0), inv = s > 0 ? 1.0f / s : 0.0f;
       r.scales.push_back(s);
-      for (int j = 0; j < 32; ++j) r.values.push_back(int(std::lround(v[j] * inv)));
+      for (std::int64_t j = 0; j < block; ++j) r.values.push_back(int(std::lround(v[j] * inv)));
     }
   return r;
 }
@@ -64,37 +65,74 @@ std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float scale) 
   return v;
 }
 
-// Rounds rows [first, first + rows) of x with the kernels; returns xq (int16) and xs buffers.
+// Rounds rows [first, first + rows) of x with the kernels in blocks of `block`; returns xq
+// (int16) and xs buffers.
 std::pair<tg::buffer, tg::buffer> round_on_device(const tg::buffer& x, std::int64_t K, tg::model::launch_var rows, int first,
-                                                  const launch_values& vars) {
-  tg::buffer xs = cpu().allocate(std::size_t(vars[std::size_t(rows)] * K / 32) * 4);
+                                                  const launch_values& vars, std::int64_t block) {
+  tg::buffer xs = cpu().allocate(std::size_t(vars[std::size_t(rows)] * K / block) * 4);
   tg::buffer xq = cpu().allocate(std::size_t(vars[std::size_t(rows)] * K) * 2);
-  cpu().launch(tg::model::activation_scale_kernel(K, rows, first), std::vector<tg::buffer>{xs, x}, vars);
-  cpu().launch(tg::model::activation_quant_kernel(K, rows, first), std::vector<tg::buffer>{xq, x, xs}, vars);
+  cpu().launch(tg::model::activation_scale_kernel(K, rows, first, block), std::vector<tg::buffer>{xs, x}, vars);
+  cpu().launch(tg::model::activation_quant_kernel(K, rows, first, block), std::vector<tg::buffer>{xq, x, xs}, vars);
   return {xq, xs};
 }
 
-TEST_CASE("activation rounding kernels match the scalar reference") {
+// The per-32 sums of xq (activation_sum_kernel): s * sum as float for 32-value blocks, the
+// integer sum for 256-value blocks.
+tg::buffer sums_on_device(const tg::buffer& xq, const tg::buffer& xs, std::int64_t K, std::int64_t rows,
+                          tg::model::launch_var rows_var, const launch_values& vars, std::int64_t block) {
+  tg::buffer xsum = cpu().allocate(std::size_t(rows * K / 32) * 4);
+  auto kernel = tg::model::activation_sum_kernel(K, rows_var, block);
+  std::vector<tg::buffer> slots{xsum, xq, xs};
+  slots.resize(std::size_t(kernel.slot_count));
+  cpu().launch(kernel, slots, vars);
+  return xsum;
+}
+
+TEST_CASE("activation rounding kernels match the scalar reference, in blocks of 32 and of 256") {
   std::mt19937 rng(5);
   const std::int64_t K = 512, total_rows = 7;
   auto x = random_floats(std::size_t(total_rows * K), rng, 3.0f);
-  for (int j = 0; j < 32; ++j) x[std::size_t(2 * K + 64 + j)] = 0.0f;  // an all-zero block: scale 0, values 0
+  for (int j = 0; j < 256; ++j) x[std::size_t(2 * K + 256 + j)] = 0.0f;  // an all-zero block: scale 0, values 0
   tg::buffer xb = upload(x);
-  // Rows 2..6 through the head's variables (rows, first), as the output head rounds them.
-  launch_values vars{total_rows, 0, 5, 2};
-  auto [xq, xs] = round_on_device(xb, K, tg::model::var_head_rows, tg::model::var_head_first, vars);
-  auto want = round_reference(x, 5, K, 2);
-  auto scales = download<float>(xs, want.scales.size());
-  auto values = download<std::int16_t>(xq, want.values.size());
-  for (std::size_t i = 0; i < scales.size(); ++i) CHECK(scales[i] == doctest::Approx(want.scales[i]).epsilon(1e-6));
-  int off_by_one = 0;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    CHECK(std::abs(values[i]) <= 127);
-    // A product rounded once (fused) or twice may land on the other side of .5.
-    CHECK(std::abs(int(values[i]) - want.values[i]) <= 1);
-    off_by_one += int(values[i]) != want.values[i];
+  for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
+    CAPTURE(block);
+    // Rows 2..6 through the head's variables (rows, first), as the output head rounds them.
+    launch_values vars{total_rows, 0, 5, 2};
+    auto [xq, xs] = round_on_device(xb, K, tg::model::var_head_rows, tg::model::var_head_first, vars, block);
+    auto want = round_reference(x, 5, K, 2, block);
+    auto scales = download<float>(xs, want.scales.size());
+    auto values = download<std::int16_t>(xq, want.values.size());
+    for (std::size_t i = 0; i < scales.size(); ++i) CHECK(scales[i] == doctest::Approx(want.scales[i]).epsilon(1e-6));
+    CHECK(scales[std::size_t(256 / block)] == 0.0f);  // x row 2 (rounded row 0): its second 256 values are zero
+    int off_by_one = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      CHECK(std::abs(values[i]) <= 127);
+      // A product rounded once (fused) or twice may land on the other side of .5.
+      CHECK(std::abs(int(values[i]) - want.values[i]) <= 1);
+      off_by_one += int(values[i]) != want.values[i];
+    }
+    CHECK(off_by_one <= int(values.size()) / 100);
+    // The sums of what the device rounded, per 32 values.
+    tg::buffer xsum = sums_on_device(xq, xs, K, 5, tg::model::var_head_rows, vars, block);
+    const std::size_t groups = values.size() / 32;
+    auto float_sums = download<float>(xsum, groups);
+    auto int_sums = download<std::int32_t>(xsum, groups);
+    for (std::size_t g = 0; g < groups; ++g) {
+      int sum = 0;
+      for (std::size_t j = 0; j < 32; ++j) sum += values[g * 32 + j];
+      if (block == 32) CHECK(float_sums[g] == doctest::Approx(double(sum) * scales[g]).epsilon(1e-6));
+      else CHECK(int_sums[g] == sum);
+    }
   }
-  CHECK(off_by_one <= int(values.size()) / 100);
+}
+
+TEST_CASE("activation kernels refuse a block that is not 32 or 256 or does not divide the row") {
+  CHECK_THROWS_WITH_AS(tg::model::activation_scale_kernel(512, tg::model::var_tokens, -1, 64),
+                       "activation kernels: blocks of 64 values over rows of 512 (blocks are 32 or 256 values and must divide the row)",
+                       tg::usage_error);
+  CHECK_THROWS_WITH_AS(tg::model::activation_quant_kernel(288, tg::model::var_tokens, -1, 256),
+                       "activation kernels: blocks of 256 values over rows of 288 (blocks are 32 or 256 values and must divide the row)",
+                       tg::usage_error);
 }
 
 // Random blocks of `type`: random bytes, with every fp16 field set to a modest scale (random
@@ -138,6 +176,8 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
     auto wbytes = random_rows(type, N, K, rng);
     tg::model::weight w{"w", type, N, K, row_bytes, upload(wbytes)};
     REQUIRE(tg::model::uses_int8_activations(w));
+    const std::int64_t block = tg::model::activation_block_for(w);
+    CHECK(block == (traits.block_elems == 256 ? 256 : 32));
     std::vector<float> deq(std::size_t(N * K));  // the weights by the scalar reference decoder
     for (std::int64_t n = 0; n < N; ++n)
       tg::gguf::dequantize_row(type, reinterpret_cast<const std::byte*>(&wbytes[std::size_t(n * row_bytes)]),
@@ -152,9 +192,8 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
         auto residual = random_floats(std::size_t(T * N), rng, 1.0f);
         tg::buffer xb = upload(x), rb = upload(residual), out = cpu().allocate(std::size_t(T * N) * 4);
         launch_values vars{T, 0, 0, 0};
-        auto [xq, xs] = round_on_device(xb, K, tg::model::var_tokens, -1, vars);
-        tg::buffer xsum = cpu().allocate(std::size_t(T * K / 32) * 4);
-        cpu().launch(tg::model::activation_sum_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{xsum, xq, xs}, vars);
+        auto [xq, xs] = round_on_device(xb, K, tg::model::var_tokens, -1, vars, block);
+        tg::buffer xsum = sums_on_device(xq, xs, K, T, tg::model::var_tokens, vars, block);
         const tg::model::matmul_epilogue e{.bias = epilogues, .residual = epilogues};
         const bool prefill = T % tg::model::prefill_token_lanes == 0;
         auto kernel = prefill ? tg::model::matmul_prefill_kernel(w, e) : tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e);
@@ -169,13 +208,13 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
         auto got = download<float>(out, std::size_t(T * N));
         // The reference: the reference decoder's weights times what the device rounded, in double.
         auto qs = download<std::int16_t>(xq, std::size_t(T * K));
-        auto ss = download<float>(xs, std::size_t(T * K / 32));
+        auto ss = download<float>(xs, std::size_t(T * K / block));
         double worst = 0;
         for (std::int64_t t = 0; t < T; ++t)
           for (std::int64_t n = 0; n < N; ++n) {
             double sum = epilogues ? double(bias[std::size_t(n)]) + residual[std::size_t(t * N + n)] : 0.0, size = 0;
             for (std::int64_t k = 0; k < K; ++k) {
-              double p = double(deq[std::size_t(n * K + k)]) * ss[std::size_t(t * K / 32 + k / 32)] * qs[std::size_t(t * K + k)];
+              double p = double(deq[std::size_t(n * K + k)]) * ss[std::size_t((t * K + k) / block)] * qs[std::size_t(t * K + k)];
               sum += p;
               size += std::fabs(p);
             }
