@@ -15,15 +15,26 @@ std::vector<float> session::prefill(std::span<const std::int32_t> tokens) {
   while (start + 1 < tokens.size() && start < cached_.size() && cached_[start] == tokens[start]) ++start;
   cached_.resize(start);
   std::vector<float> logits;
-  const auto chunk = std::size_t(model_->chunk_size());
-  while (start < tokens.size()) {
-    std::size_t n = std::min(chunk, tokens.size() - start);
+  for (std::int64_t size : prefill_chunks(std::int64_t(tokens.size() - start), model_->chunk_size(), model_->token_tile())) {
+    const auto n = std::size_t(size);
     bool last = start + n == tokens.size();
     logits = model_->forward(tokens.subspan(start, n), std::int64_t(start), last ? head::last : head::none);
     cached_.insert(cached_.end(), tokens.begin() + std::ptrdiff_t(start), tokens.begin() + std::ptrdiff_t(start + n));
     start += n;
   }
   return logits;
+}
+
+std::vector<std::int64_t> prefill_chunks(std::int64_t tokens, std::int64_t chunk, std::int64_t tile) {
+  if (chunk < 1 || tile < 1) throw usage_error(str("prefill_chunks: chunk ", chunk, " and tile ", tile, " must be at least 1"));
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t left = tokens; left > 0;) {
+    std::int64_t n = std::min(chunk, left);
+    if (n > tile && n % tile != 0) n -= n % tile;
+    sizes.push_back(n);
+    left -= n;
+  }
+  return sizes;
 }
 
 std::vector<float> session::decode(std::int32_t token) {

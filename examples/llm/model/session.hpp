@@ -37,6 +37,13 @@ class session {
   std::vector<std::int32_t> cached_;
 };
 
+// The chunk sizes a prefill of `tokens` tokens goes through: chunks of `chunk`, except that
+// a chunk longer than `tile` that is not a multiple of it is cut to the multiple, the rest
+// following as a chunk of its own. The model's matmuls take tokens `tile` at a time
+// (transformer::token_tile); a chunk of any other size runs the one-token matmuls for all
+// its tokens, so 13 tokens go as 12 and 1, not as 13 one at a time.
+std::vector<std::int64_t> prefill_chunks(std::int64_t tokens, std::int64_t chunk, std::int64_t tile);
+
 // Compiles and runs every kernel of both paths before anything is timed: a full-size prefill
 // chunk and two decode steps (fewer tokens when the context is shorter). Leaves no state.
 void warm_up(transformer& model);

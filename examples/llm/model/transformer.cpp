@@ -247,6 +247,8 @@ void transformer::set_profiling(bool on) {
   s_->profile.clear();
 }
 
+std::int64_t transformer::token_tile() const { return prefill_token_lanes; }
+
 bool transformer::profiling() const { return s_->profiling; }
 
 std::string transformer::profile_report() const {

@@ -49,6 +49,8 @@ class transformer {
   const model_config& config() const { return config_; }
   std::int64_t max_context() const { return max_context_; }
   std::int64_t chunk_size() const { return chunk_size_; }
+  // Chunks of a multiple of this many tokens take the prefill matmuls (linear_kernels.hpp).
+  std::int64_t token_tile() const;
   // Weight bytes read per token, and KV-cache bytes read at a given context length.
   std::uint64_t weight_bytes_per_token() const { return weights_.bytes_per_token(); }
   std::uint64_t kv_bytes_read(std::int64_t context) const;
