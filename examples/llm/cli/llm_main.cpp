@@ -130,13 +130,18 @@ int run(const cli::cli_options& o) {
     return 0;
   }
   auto ids = prompt_ids(o, tok, prompt);
-  auto r = cli::generate(session, tok, sampler, ids, o.max_tokens, std::cout);
+  auto print_prefill_profile = [&] {
+    std::fprintf(stderr, "prefill kernel time by kernel:\n%s", m.profile_report().c_str());
+    m.set_profiling(true);  // from here on, decode's
+  };
+  auto r = cli::generate(session, tok, sampler, ids, o.max_tokens, std::cout,
+                         o.verbose ? std::function<void()>(print_prefill_profile) : std::function<void()>());
   std::cout << "\n";
   if (o.verbose)
     std::fprintf(stderr, "prompt %lld tokens in %.3f s (%.2f tok/s), generated %zu tokens in %.3f s (%.2f tok/s)\n",
                  static_cast<long long>(r.prompt_tokens), r.prefill_seconds, double(r.prompt_tokens) / r.prefill_seconds,
                  r.tokens.size(), r.decode_seconds, double(r.tokens.size()) / r.decode_seconds);
-  if (o.verbose) std::fprintf(stderr, "kernel time by kernel:\n%s", m.profile_report().c_str());
+  if (o.verbose) std::fprintf(stderr, "decode kernel time by kernel:\n%s", m.profile_report().c_str());
   return 0;
 }
 

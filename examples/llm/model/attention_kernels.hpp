@@ -1,5 +1,6 @@
 // attention_kernels.hpp: RoPE, the KV-cache write, and causal attention over the cache as
-// separate kernels: scores, row max, row sum of exponentials, then the weighted sum of V.
+// separate kernels: scores, row max, row sum of exponentials, probabilities, then the
+// weighted sum of V.
 //
 // Layouts: q/k/v activations are [t][head][head_dim] (the matmul output); each layer's
 // cache is [kv_head][max_context][head_dim]; scores are [head][t][ctx] with
@@ -36,7 +37,11 @@ ast::kernel softmax_max_kernel(const attention_shape& s);
 // l[h][t] = sum_c exp(s[h][t][c] - m[h][t]). Slots: 0 l, 1 s, 2 m.
 ast::kernel softmax_sum_kernel(const attention_shape& s);
 
-// o[t][h][d] = sum_c exp(s - m) / l * V[h / group][c][d]. Slots: 0 o, 1 s, 2 m, 3 l, 4 value cache.
+// p[h][t][c] = exp(s[h][t][c] - m[h][t]) / l[h][t]. Slots: 0 p, 1 s, 2 m, 3 l; p may be s
+// (each element is read, then written, by one step).
+ast::kernel softmax_probs_kernel(const attention_shape& s);
+
+// o[t][h][d] = sum_c p[h][t][c] * V[h / group][c][d]. Slots: 0 o, 1 p, 2 value cache.
 ast::kernel attend_kernel(const attention_shape& s);
 
 }  // namespace tg::model

@@ -60,7 +60,7 @@ struct transformer::state {
   std::map<std::pair<std::int64_t, std::int64_t>, activation_quant> act_quant;  // by (input width, block), for the layers
   std::map<std::int64_t, activation_quant> head_quant;                          // by block
   launchable embed, norm_scale, norm_apply, head_scale_q, head_apply_q, head_scale_k, head_apply_k;
-  launchable rope_q, rope_k, store_v, scores_k, max_k, sum_k, attend_k, swiglu;
+  launchable rope_q, rope_k, store_v, scores_k, max_k, sum_k, probs_k, attend_k, swiglu;
   linear output;
   std::vector<layer_kernels> layers;
   launch_values vars{};
@@ -179,6 +179,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.scores_k = scores_kernel(shape);
   s.max_k = softmax_max_kernel(shape);
   s.sum_k = softmax_sum_kernel(shape);
+  s.probs_k = softmax_probs_kernel(shape);
   s.attend_k = attend_kernel(shape);
   s.swiglu = swiglu_kernel(c.ffn);
   s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first)};
@@ -320,7 +321,8 @@ void transformer::run_layer(std::size_t index) {
   s.run(dev_, s.scores_k, {s.scores, s.qr, k.k_cache});
   s.run(dev_, s.max_k, {s.row_max, s.scores});
   s.run(dev_, s.sum_k, {s.row_sum, s.scores, s.row_max});
-  s.run(dev_, s.attend_k, {s.att, s.scores, s.row_max, s.row_sum, k.v_cache});
+  s.run(dev_, s.probs_k, {s.scores, s.scores, s.row_max, s.row_sum});
+  s.run(dev_, s.attend_k, {s.att, s.scores, k.v_cache});
   quantize(s.att, config_.n_head * config_.head_dim, {&k.o});
   matmul(k.o, s.x2, s.att, s.x);
   // FFN block: x = x2 + down(silu(gate·n) * up·n), n = norm(x2)
