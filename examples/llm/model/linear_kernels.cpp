@@ -200,13 +200,18 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
 ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
   // Integer form: 4 token lanes, 8 accumulator lanes with a group's halves summed as
-  // integers. Measured on znver3, 2 threads, 1B shapes:
-  // Q8_0 gate/up 7.7 ms per 32 tokens (8.1 with 8 token lanes, whose activations, 8 x 4 KiB
-  // int16 per row, no longer fit L1; 9.5 with 16 float lanes, which spill). K-quants: 4.2
-  // cycles per token and 32 values (llvm-mca) with float halves, 10% less time with integer
-  // halves; 8 token lanes spill; looping over sub-blocks takes 10-13 cycles.
+  // integers. Measured on znver3, 2 threads, 1B shapes: Q8_0 gate/up 7.7 ms per 32 tokens
+  // (8.1 with 8 token lanes, whose activations, 8 x 4 KiB int16 per row, no longer fit L1;
+  // 9.5 with 16 float lanes, which spill; 8.3 with 2 rows x 2 tokens). K-quants: 4.2 cycles
+  // per token and 32 values (llvm-mca) with float halves, 10% less with integer halves; 8
+  // token lanes spill; 2 rows x 2 tokens take 40% longer.
+  // Rows of over 4096 values of a 32-value type (Q8_0's down projection): 4 tokens' int16
+  // activations (64 KiB at K = 8192) miss L1 whatever the tile, so 2 rows x 2 tokens, which
+  // reads each activation once for two rows (1B Q8_0 down: 8.4 ms per 32 tokens, not 9.0).
+  const bool wide_32 = w.cols > 4096 && uses_int8_activations(w) && int_form_group(w.type) == 32;
   return pick_matmul(w, var_tokens, -1, epilogue,
-                     {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 8, .int_lanes = 8});
+                     {.row_lanes = wide_32 ? 2 : 1, .token_lanes = wide_32 ? 2 : prefill_token_lanes, .width = 8,
+                      .int_lanes = 8});
 }
 
 }  // namespace tg::model

@@ -167,9 +167,12 @@ std::vector<std::uint8_t> random_rows(tg::gguf::tensor_type type, std::int64_t r
 TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for every type with an int form") {
   using tg::gguf::tensor_type;
   std::mt19937 rng(9);
-  const std::int64_t K = 512, N = 24;
+  const std::int64_t N = 24;
+  // K = 4352 (over 4096): the prefill tile of 2 rows x 2 tokens for 32-value types.
+  for (std::int64_t K : {std::int64_t(512), std::int64_t(4352)})
   for (auto type : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q4_1, tensor_type::q5_0, tensor_type::q5_1,
                     tensor_type::q4_k, tensor_type::q5_k, tensor_type::q6_k}) {
+    CAPTURE(K);
     CAPTURE(tg::gguf::tensor_type_name(type));
     const auto& traits = tg::gguf::traits_of(type);
     const std::int64_t row_bytes = K / traits.block_elems * traits.block_bytes;
@@ -202,6 +205,7 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
         const auto prefetches = std::count_if(kernel.nodes.begin(), kernel.nodes.end(),
                                               [](const tg::ast::node& n) { return n.o == tg::ast::op::prefetch; });
         CHECK((prefetches > 0) == !prefill);
+        if (prefill) CHECK(kernel.upcast[0] == (K > 4096 && traits.block_elems == 32 ? 2 : 1));  // rows per step
         std::vector<tg::buffer> slots{out, w.data, xq, rb, bias_b, xs, xsum};
         slots.resize(std::size_t(kernel.slot_count));
         cpu().launch(kernel, slots, vars);
