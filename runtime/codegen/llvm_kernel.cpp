@@ -410,7 +410,10 @@ class emitter : value_ops {
     vec_width_ = outer;
     return out;
   }
-  // Sums each group of k neighbouring lanes of v into one of `outer` lanes.
+  // Sums each group of k neighbouring lanes of v into one of `outer` lanes. An integer result
+  // is frozen (a no-op on values that are not poison): without it LLVM reassociates a sum of
+  // two such pair sums (an int8 matmul adding a group's halves) into one chain of four
+  // products, and x86 instruction selection then finds one pmaddwd where there were two.
   llvm::Value* horizontal(const ast::node& x, llvm::Value* v, int outer, int k) {
     if (outer == 1) {
       if (!is_float(x.dt)) return b_.CreateAddReduce(v);
