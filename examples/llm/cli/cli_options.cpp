@@ -28,7 +28,8 @@ void add_options(CLI::App& app, cli_options& o) {
   app.add_option("--tokens", o.tokens, "the prompt as token ids, e.g. 1,2,3 (instead of --prompt)")->delimiter(',');
   app.add_flag("--tokenize", o.tokenize, "print the prompt's token ids on one line and exit");
   app.add_flag("--no-bos", o.no_bos, "do not prepend BOS when encoding the prompt");
-  app.add_flag("-v,--verbose", o.verbose, "print timings and time per kernel (synchronizes after every launch)");
+  app.add_flag("-v,--verbose", o.verbose,
+               "print timings and the time of every kernel, prefill and decode apart (synchronizes after every launch)");
 }
 
 void check_options(const cli_options& o) {
