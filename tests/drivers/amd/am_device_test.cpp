@@ -16,6 +16,7 @@
 #include <tg/error.hpp>
 
 #include "drivers/amd/am_device.hpp"
+#include "am_dispatch.hpp"
 #include "drivers/emu/machine/emulated_machine.hpp"
 #include "runtime/queue/emit_signal.hpp"
 #include "runtime/queue/pm4.hpp"
@@ -124,18 +125,7 @@ void check_dispatch(emu::emulated_machine& m, amd::am_device& dev) {
   amd::allocation out = dev.allocate(4096), args = dev.allocate(4096);
   const std::uint64_t kernargs[2] = {out.va.value, 1000};
   dev.copy_in(args, 0, std::as_bytes(std::span(kernargs)));
-  namespace pm4 = queue::pm4;
-  const pm4::kernel_summary k{.entry = queue::gpu_va{image.va.value},
-                              .group_segment_bytes = 0,
-                              .kernarg_bytes = 16,
-                              .rsrc1 = 0,
-                              .rsrc2 = 2 << 1,  // USER_SGPR = 2: the kernarg pointer
-                              .rsrc3 = 0,
-                              .code_properties = pm4::kcp_kernarg_segment_ptr | pm4::kcp_wavefront_size32};
-  queue::cmd_buffer cb;
-  pm4::emit_dispatch(cb, k, {.gfx = dev.gfx(), .workgroups = {1, 1, 1}, .workgroup_size = {64, 1, 1},
-                             .kernargs = queue::gpu_va{args.va.value}, .scratch = dev.scratch()});
-  dev.compute().submit(cb);
+  dev.compute().submit(test::one_group_dispatch(dev, image, args, 16));
   dev.synchronize(5000ms);
   std::vector<std::uint32_t> seen(1000);
   dev.copy_out(std::as_writable_bytes(std::span(seen)), out, 0);

@@ -18,6 +18,7 @@
 #include <tg/error.hpp>
 
 #include "drivers/amd/am_device.hpp"
+#include "am_dispatch.hpp"
 #include "drivers/emu/machine/emulated_machine.hpp"
 #include "runtime/queue/emit_signal.hpp"
 #include "runtime/queue/indirect_buffer.hpp"
@@ -111,17 +112,7 @@ struct increment_kernel {
 
   queue::cmd_buffer dispatch(amd::am_device& dev) const { return dispatch_with(dev, args); }
   queue::cmd_buffer dispatch_with(amd::am_device& dev, const amd::allocation& kernargs) const {
-    const pm4::kernel_summary k{.entry = qva(code.va),
-                                .group_segment_bytes = 0,
-                                .kernarg_bytes = 8,
-                                .rsrc1 = 0,
-                                .rsrc2 = 2 << 1,  // USER_SGPR = 2: the kernarg pointer
-                                .rsrc3 = 0,
-                                .code_properties = pm4::kcp_kernarg_segment_ptr | pm4::kcp_wavefront_size32};
-    queue::cmd_buffer cb;
-    pm4::emit_dispatch(cb, k, {.gfx = dev.gfx(), .workgroups = {1, 1, 1}, .workgroup_size = {64, 1, 1},
-                               .kernargs = qva(kernargs.va), .scratch = dev.scratch()});
-    return cb;
+    return test::one_group_dispatch(dev, code, kernargs, 8);
   }
   std::uint32_t count(amd::am_device& dev) const { return read32(dev, counter); }
 

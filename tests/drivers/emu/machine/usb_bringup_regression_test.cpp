@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../../amd/am_dispatch.hpp"
 #include "drivers/amd/am_device.hpp"
 #include "drivers/emu/machine/emulated_machine.hpp"
 #include "runtime/queue/pm4.hpp"
@@ -70,15 +71,7 @@ void dispatch_and_check(emu::emulated_machine& m, amd::am_device& dev, std::uint
   amd::allocation out = dev.allocate(64 << 10), args = dev.allocate(4096);
   const std::uint64_t kernargs[2] = {out.va.value, 4096};
   dev.copy_in(args, 0, std::as_bytes(std::span(kernargs)));
-  namespace pm4 = queue::pm4;
-  const pm4::kernel_summary k{.entry = queue::gpu_va{image.va.value},
-                              .kernarg_bytes = 16,
-                              .rsrc2 = 2 << 1,  // two user SGPRs: the kernarg segment pointer
-                              .code_properties = pm4::kcp_kernarg_segment_ptr | pm4::kcp_wavefront_size32};
-  queue::cmd_buffer cb;
-  pm4::emit_dispatch(cb, k, {.gfx = dev.gfx(), .workgroups = {1, 1, 1}, .workgroup_size = {64, 1, 1},
-                             .kernargs = queue::gpu_va{args.va.value}, .scratch = dev.scratch()});
-  dev.compute().submit(cb);
+  dev.compute().submit(test::one_group_dispatch(dev, image, args, 16));
   dev.synchronize(5000ms);
   std::vector<std::uint32_t> seen(4096);
   dev.copy_out(std::as_writable_bytes(std::span(seen)), out, 0);
