@@ -13,6 +13,11 @@ constexpr double masked = -1e30;  // exp of (masked - max) is exactly 0, and no 
 
 kvalue context(kernel_builder& kb) { return kb.variable(var_start_pos) + kb.variable(var_tokens); }
 
+// exp(s[row][c] - m[row]), from scores in slot 1 and row maxima in slot 2.
+kvalue shifted_exp(kernel_builder& kb, kvalue row, kvalue ctx, kvalue c) {
+  return kb.exp2((kb.load<float>(1, row * ctx + c) - kb.load<float>(2, row)) * log2_e);
+}
+
 }  // namespace
 
 ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache) {
@@ -97,8 +102,7 @@ ast::kernel softmax_sum_kernel(const attention_shape& s) {
   auto ctx = context(kb);
   auto c = kb.reduce_range(ctx);
   auto row = h * kb.variable(var_tokens) + t;
-  auto e = kb.exp2((kb.load<float>(1, row * ctx + c) - kb.load<float>(2, row)) * log2_e);
-  kb.store(0, row, kb.sum(e, c));
+  kb.store(0, row, kb.sum(shifted_exp(kb, row, ctx, c), c));
   return kb.finish();
 }
 
@@ -109,8 +113,7 @@ ast::kernel softmax_probs_kernel(const attention_shape& s) {
   auto ctx = context(kb);
   auto c = kb.output_range(ctx);
   auto row = h * kb.variable(var_tokens) + t;
-  auto e = kb.exp2((kb.load<float>(1, row * ctx + c) - kb.load<float>(2, row)) * log2_e);
-  kb.store(0, row * ctx + c, e * kb.unary(ast::op::reciprocal, kb.load<float>(3, row)));
+  kb.store(0, row * ctx + c, shifted_exp(kb, row, ctx, c) * kb.unary(ast::op::reciprocal, kb.load<float>(3, row)));
   return kb.finish();
 }
 
