@@ -69,6 +69,16 @@ queue::pm4::gfx_version am_device::gfx() const {
   return ctx_.disc.is_gfx11() ? queue::pm4::gfx_version::gfx11 : queue::pm4::gfx_version::gfx12;
 }
 
+// This session's page tables on the MM hub, then the interrupt ring (both boots).
+void am_device::init_mm_hub_and_ih() {
+  ctx_.progress("gmc: mm hub");
+  mem_ = std::make_unique<am_memory>(ctx_, gmc_);
+  gmc_.init_hub(hub::mm, mem_->tables().root_table(), am_memory::va_base.value, am_memory::va_size, memscratch_,
+                dummy_page_);
+  ctx_.progress("ih");
+  ih_.hw_init();
+}
+
 void am_device::init_gc_hub() {
   gmc_.init_hub(hub::gc, mem_->tables().root_table(), am_memory::va_base.value, am_memory::va_size, memscratch_,
                 dummy_page_);
@@ -88,12 +98,7 @@ void am_device::boot_full() {
   }
   ctx_.progress("soc");
   soc21_init(ctx_);
-  ctx_.progress("gmc: mm hub");
-  mem_ = std::make_unique<am_memory>(ctx_, gmc_);
-  gmc_.init_hub(hub::mm, mem_->tables().root_table(), am_memory::va_base.value, am_memory::va_size, memscratch_,
-                dummy_page_);
-  ctx_.progress("ih");
-  ih_.hw_init();
+  init_mm_hub_and_ih();
 
   // PSP firmware staging (facts 2.10, 7.7 step 4): boot VRAM on PCI; bridge memory on USB,
   // mapped as system pages and addressed by its GPU VA.
@@ -134,12 +139,7 @@ void am_device::boot_full() {
 void am_device::boot_warm() {
   // PSP, SMU and the firmware's memory are as the last session left them; the hubs are pointed
   // at this session's page tables and the engines restarted.
-  ctx_.progress("gmc: mm hub");
-  mem_ = std::make_unique<am_memory>(ctx_, gmc_);
-  gmc_.init_hub(hub::mm, mem_->tables().root_table(), am_memory::va_base.value, am_memory::va_size, memscratch_,
-                dummy_page_);
-  ctx_.progress("ih");
-  ih_.hw_init();
+  init_mm_hub_and_ih();
   ctx_.progress("gmc: gc hub");
   init_gc_hub();
   ctx_.progress("gfx: mec reset");

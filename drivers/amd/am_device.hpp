@@ -110,6 +110,7 @@ class am_device {
   void boot_warm();
   bool is_warm_bootable();
   const char* fault_status_register() const;
+  void init_mm_hub_and_ih();
   void init_gc_hub();
   void start_queues();
   queue_parts make_parts(std::uint64_t ring_bytes, std::uint64_t doorbell, bool eop);

@@ -285,18 +285,12 @@ void transformer::run_layer(std::size_t index) {
   };
   // Rounds `in` (`width` wide) to 8 bits in s.rounded, in the block sizes the matmuls reading it take.
   auto quantize = [&](const buffer& in, std::int64_t width, std::initializer_list<const linear*> readers) {
-    for (const linear* l : readers) {
-      if (!uses_int8_activations(*l->w)) continue;
-      const std::int64_t block = activation_block_for(*l->w);
-      bool done = false, sums = false;
-      for (const linear* m : readers) {
-        if (m == l) break;
-        done = done || (uses_int8_activations(*m->w) && activation_block_for(*m->w) == block);
-      }
-      if (done) continue;
-      for (const linear* m : readers)
-        sums = sums || (uses_activation_sums(*m->w) && activation_block_for(*m->w) == block);
-      s.round_input(dev_, s.act_quant.at({width, block}), s.rounded.at(block), in, block, sums);
+    for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
+      bool wanted = false, sums = false;
+      for (const linear* l : readers)
+        if (uses_int8_activations(*l->w) && activation_block_for(*l->w) == block)
+          wanted = true, sums = sums || uses_activation_sums(*l->w);
+      if (wanted) s.round_input(dev_, s.act_quant.at({width, block}), s.rounded.at(block), in, block, sums);
     }
   };
   // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)

@@ -7,17 +7,13 @@
 #include <map>
 
 #include "drivers/emu/gpu.hpp"
+#include "emu_rig.hpp"
 
 using namespace tg::emu;
+using tg::emu::test::gfx11;
+using tg::emu::test::gfx12;
 
 namespace {
-
-struct gfx11 {
-  static constexpr gfx_gen gen = gfx_gen::gfx11;
-};
-struct gfx12 {
-  static constexpr gfx_gen gen = gfx_gen::gfx12;
-};
 
 std::uint16_t u16(const std::vector<std::byte>& b, std::size_t at) {
   return std::uint16_t(std::to_integer<unsigned>(b.at(at)) | std::to_integer<unsigned>(b.at(at + 1)) << 8);

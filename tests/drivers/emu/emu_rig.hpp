@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -22,6 +23,14 @@ inline constexpr gpu_va va_base{std::uint64_t{1} << 45};  // the reference's win
 inline constexpr std::uint64_t va_size = std::uint64_t{1} << 44;
 
 inline queue::gpu_va qva(gpu_va va) { return {va.value}; }  // runtime/queue's address type
+
+// n seeded random bytes, for copies checked bit for bit.
+inline std::vector<std::byte> random_bytes(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::byte> v(n);
+  for (auto& b : v) b = std::byte(rng());
+  return v;
+}
 
 // TEST_CASE_TEMPLATE parameters: every test that can runs on both personalities.
 struct gfx11 {

@@ -3,17 +3,13 @@
 #include <doctest/doctest.h>
 
 #include "drivers/emu/gpu.hpp"
+#include "emu_rig.hpp"
 
 using namespace tg::emu;
+using tg::emu::test::gfx11;
+using tg::emu::test::gfx12;
 
 namespace {
-
-struct gfx11 {
-  static constexpr gfx_gen gen = gfx_gen::gfx11;
-};
-struct gfx12 {
-  static constexpr gfx_gen gen = gfx_gen::gfx12;
-};
 
 // Protocol constants as a driver has them (Linux amdgpu_psp.h, psp_gfx_if.h).
 constexpr std::uint32_t bl_kdb = 0x80000, bl_sysdrv = 0x10000, bl_sos = 0x20000;

@@ -2,8 +2,6 @@
 // through a ring in emulated VRAM that the driver's page tables map.
 #include <doctest/doctest.h>
 
-#include <random>
-
 #include "emu_rig.hpp"
 #include "runtime/queue/sdma.hpp"
 
@@ -12,17 +10,6 @@ using namespace tg::emu::test;
 namespace sdma = tg::queue::sdma;
 using tg::queue::cmd_buffer;
 using tg::queue::compare;
-
-namespace {
-
-std::vector<std::byte> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::byte> v(n);
-  for (auto& b : v) b = std::byte(rng());
-  return v;
-}
-
-}  // namespace
 
 TEST_CASE_TEMPLATE("COPY_LINEAR is bit-exact across 4 KiB pages and 2 MiB pages", G, gfx11, gfx12) {
   emu_rig rig(G::gen);

@@ -2,8 +2,6 @@
 // in and out of host pages, fences and fills there, and a missing or failing bus is a page fault.
 #include <doctest/doctest.h>
 
-#include <random>
-
 #include "emu_rig.hpp"
 #include "runtime/queue/pm4.hpp"
 #include "runtime/queue/sdma.hpp"
@@ -52,13 +50,6 @@ gpu_va map_system(emu_rig& rig, std::uint64_t offset, std::uint64_t bytes) {
   rig.pt.map(va, tg::memory::phys_chunk{gpu_pa{bus_base + offset}, bytes},
              {.location = tg::memory::page_location::system, .snooped = true});
   return va;
-}
-
-std::vector<std::byte> random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::byte> v(n);
-  for (auto& b : v) b = std::byte(rng());
-  return v;
 }
 
 }  // namespace

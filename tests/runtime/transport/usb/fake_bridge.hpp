@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "runtime/transport/usb/usb_backend.hpp"
+#include "runtime/transport/usb/usb_device.hpp"
 
 namespace tg::transport::usb::testing {
 
@@ -133,6 +134,15 @@ class fake_backend final : public usb_backend {
 
  private:
   fake_bridge* b_;
+};
+
+// The fake bridge opened as a usb_device through the fake backend, its log cleared of the
+// open sequence: the usual start of a bridge-protocol test.
+struct opened_bridge {
+  fake_bridge bridge;
+  fake_backend backend{bridge};
+  usb_device dev = open_usb_device(backend, backend.list().front(), nullptr);
+  opened_bridge() { bridge.log.clear(); }
 };
 
 }  // namespace tg::transport::usb::testing

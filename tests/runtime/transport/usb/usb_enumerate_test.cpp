@@ -15,12 +15,7 @@ using cfg_write = fake_bridge::config_write_record;
 
 namespace {
 
-struct rig {
-  fake_bridge bridge;
-  fake_backend backend{bridge};
-  usb_device dev = open_usb_device(backend, backend.list().front(), nullptr);
-  rig() { bridge.log.clear(); }
-};
+using rig = tg::transport::usb::testing::opened_bridge;
 
 // Facts 7.5, step 1, for bridge bus b: windows 0x1000_0000 (non-prefetchable) and 0x8_0000_0000.
 std::vector<cfg_write> bridge_writes(unsigned b) {

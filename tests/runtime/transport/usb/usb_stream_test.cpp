@@ -17,12 +17,7 @@ using tg::transport::usb::testing::usb_record;
 
 namespace {
 
-struct rig {
-  fake_bridge bridge;
-  fake_backend backend{bridge};
-  usb_device dev = open_usb_device(backend, backend.list().front(), nullptr);
-  rig() { bridge.log.clear(); }
-};
+using rig = tg::transport::usb::testing::opened_bridge;
 
 std::uint32_t le32(const std::vector<std::byte>& p, std::size_t at) {
   return std::uint32_t(p[at]) | std::uint32_t(p[at + 1]) << 8 | std::uint32_t(p[at + 2]) << 16 |

@@ -20,12 +20,7 @@ std::vector<std::byte> bytes(std::initializer_list<int> v) {
   return out;
 }
 
-struct rig {
-  fake_bridge bridge;
-  fake_backend backend{bridge};
-  usb_device dev = open_usb_device(backend, backend.list().front(), nullptr);
-  rig() { bridge.log.clear(); }
-};
+using rig = tg::transport::usb::testing::opened_bridge;
 
 tlp_retry_policy fast_retry{10, std::chrono::milliseconds(0)};
 
