@@ -16,8 +16,8 @@ fi
 
 mkdir -p "$out/corpus"
 common=(-std=c++20 -g -O1 -fno-omit-frame-pointer -ffp-contract=off
-  -I"$root/include" -I"$root/examples/llm" -I"$root/tests/llm/gguf")
-sources=("$root"/examples/llm/gguf/*.cpp)
+  -I"$root/include" -I"$root")
+sources=("$root"/llm/gguf/*.cpp)
 target="$root/tests/llm/gguf/fuzz_gguf.cpp"
 
 echo "fuzz-gguf: building $out/fuzz_gguf"

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::amd {
 

@@ -35,7 +35,7 @@
 #include "drivers/amd/am_device.hpp"
 #include "drivers/amd/code_object.hpp"
 #include "drivers/amd/code_object_kernargs.hpp"
-#include "runtime/device/backend.hpp"
+#include <tg/device/backend.hpp>
 #include "runtime/transport/transport.hpp"
 
 namespace tg::amd {

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/am_backend.hpp"
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/am_backend.hpp"
 #include "runtime/transport/open_transport.hpp"
@@ -18,12 +18,13 @@
 namespace tg::amd {
 namespace {
 
-std::shared_ptr<backend> make_am_backend(const std::string& args) {
+std::shared_ptr<backend> make_am_backend(const std::string& args, const device_options& device) {
   transport::parse_device_spec(args);  // a malformed name is a usage_error before any bus is searched
   auto buses = std::make_shared<transport::system_buses>(transport::real_buses());
   std::unique_ptr<transport::device_transport> t = transport::open_transport(args, *buses);
   am_options options;
-  if (const char* dir = std::getenv("TG_AMD_FIRMWARE"); dir && *dir) options.firmware_dir = dir;
+  if (!device.firmware_dir.empty()) options.firmware_dir = device.firmware_dir;
+  else if (const char* dir = std::getenv("TG_AMD_FIRMWARE"); dir && *dir) options.firmware_dir = dir;
   return std::make_shared<am_backend>(args.empty() ? "AMD" : "AMD:" + args, std::move(t), options, std::move(buses));
 }
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/regs/gc_11_0_0.hpp"
 #include "drivers/amd/regs/gc_12_0_0.hpp"

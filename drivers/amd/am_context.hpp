@@ -16,9 +16,9 @@
 #include "drivers/amd/am_discovery.hpp"
 #include "drivers/amd/am_mmio.hpp"
 #include "drivers/amd/am_options.hpp"
-#include "memory/gfx_gen.hpp"
-#include "memory/vram_access.hpp"
-#include "memory/vram_allocator.hpp"
+#include "runtime/memory/gfx_gen.hpp"
+#include "runtime/memory/vram_access.hpp"
+#include "runtime/memory/vram_allocator.hpp"
 
 namespace tg::amd {
 

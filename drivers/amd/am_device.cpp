@@ -2,7 +2,7 @@
 // am_device_queues.cpp, memory and copies in am_device_copy.cpp.
 #include "drivers/amd/am_device.hpp"
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/am_firmware.hpp"
 #include "drivers/amd/ip/psp_v13.hpp"

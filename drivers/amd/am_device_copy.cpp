@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/am_device.hpp"
 #include "runtime/queue/sdma.hpp"

@@ -1,6 +1,6 @@
 // am_device_queues.cpp: the compute and SDMA queues of an am_device, their doorbells, fault
 // reporting and recovery (see am_device.hpp).
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/am_device.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/am_mmio.hpp"
 

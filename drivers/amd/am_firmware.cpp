@@ -6,7 +6,7 @@
 
 #include <zstd.h>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::amd {
 

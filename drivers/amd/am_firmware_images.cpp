@@ -2,7 +2,7 @@
 // (amdgpu_ucode.h), and load_firmware, which reads the whole set (see am_firmware.hpp).
 #include <cstring>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/am_firmware.hpp"
 

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "drivers/amd/am_context.hpp"
-#include "memory/page_table.hpp"
-#include "memory/va_allocator.hpp"
+#include "runtime/memory/page_table.hpp"
+#include "runtime/memory/va_allocator.hpp"
 #include "runtime/queue/queue_memory.hpp"
 
 namespace tg::amd {

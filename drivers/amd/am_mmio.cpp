@@ -4,7 +4,7 @@
 #include <cstring>
 #include <thread>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::amd {
 

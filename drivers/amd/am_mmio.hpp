@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "memory/address.hpp"
+#include "runtime/memory/address.hpp"
 #include "runtime/queue/reg_table.hpp"
 #include "runtime/transport/transport.hpp"
 

@@ -1,7 +1,7 @@
 // code_object_kernargs.cpp: natural-alignment layout of kernel arguments and the kernarg allocation.
 #include "drivers/amd/code_object_kernargs.hpp"
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::amd {
 

@@ -3,7 +3,7 @@
 
 #include <limits>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/elf_reader.hpp"
 

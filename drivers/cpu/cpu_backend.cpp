@@ -6,13 +6,15 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <runtime/codegen/llvm_kernel.hpp>
-#include <runtime/device/backend.hpp>
-#include <runtime/device/device.hpp>
-#include <runtime/opt/heuristic.hpp>
-#include <tg/error.hpp>
-#include "orc_jit.hpp"
-#include "thread_pool.hpp"
+#include <map>
+#include <mutex>
+#include "runtime/codegen/llvm_kernel.hpp"
+#include <tg/device/backend.hpp>
+#include <tg/device.hpp>
+#include "runtime/opt/heuristic.hpp"
+#include <tg/core/error.hpp>
+#include "drivers/cpu/orc_jit.hpp"
+#include "drivers/cpu/thread_pool.hpp"
 
 namespace tg::cpu {
 namespace {
@@ -50,7 +52,9 @@ class cpu_program final : public program {
   thread_pool& pool_;
 };
 
-int default_threads() {
+int thread_count(const device_options& options) {
+  if (options.threads < 0) throw usage_error(str("device 'CPU': ", options.threads, " threads (give 1 or more, or 0 for the default)"));
+  if (options.threads > 0) return options.threads;
   if (const char* v = std::getenv("TG_THREADS")) return std::max(1, std::atoi(v));
   return std::max(1u, std::thread::hardware_concurrency());
 }
@@ -95,10 +99,16 @@ class cpu_backend final : public backend {
   std::atomic<int> counter_{0};
 };
 
-// One CPU backend per process: the JIT and the threads are shared by every tg::device("CPU").
-const backend_registration cpu_registration("CPU", [](const std::string& args) -> std::shared_ptr<backend> {
+// One CPU backend per thread count: the JIT and the threads are shared by every tg::device("CPU")
+// that asks for as many threads.
+const backend_registration cpu_registration("CPU", [](const std::string& args, const device_options& options) {
   if (!args.empty()) throw usage_error(str("device 'CPU:", args, "': the CPU device takes no arguments"));
-  static std::shared_ptr<backend> shared = std::make_shared<cpu_backend>(default_threads());
+  static std::mutex lock;
+  static std::map<int, std::shared_ptr<backend>> by_threads;
+  const int threads = thread_count(options);
+  std::lock_guard guard(lock);
+  std::shared_ptr<backend>& shared = by_threads[threads];
+  if (!shared) shared = std::make_shared<cpu_backend>(threads);
   return shared;
 });
 

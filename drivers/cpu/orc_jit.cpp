@@ -1,5 +1,5 @@
 // orc_jit.cpp: LLJIT set-up, the O3 pipeline, and lookups.
-#include "orc_jit.hpp"
+#include "drivers/cpu/orc_jit.hpp"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -11,7 +11,8 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
+#include <tg/log.hpp>
 
 namespace tg::cpu {
 namespace {
@@ -72,7 +73,7 @@ void* orc_jit::compile(std::unique_ptr<llvm::LLVMContext> context, std::unique_p
     std::string text;
     llvm::raw_string_ostream out(text);
     module->print(out, nullptr);
-    std::fprintf(stderr, "%s\n", text.c_str());
+    log(log_level::debug, text);
   }
   std::lock_guard<std::mutex> guard(lock_);
   if (auto err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))

@@ -1,7 +1,7 @@
 // thread_pool.cpp: a job is a word holding its generation, index count and next index;
 // workers claim the next index with a compare-and-swap until none are left. Between jobs
 // workers spin briefly, then sleep, so back-to-back kernel launches skip a futex wake.
-#include "thread_pool.hpp"
+#include "drivers/cpu/thread_pool.hpp"
 
 #include <chrono>
 #if defined(__x86_64__) || defined(__i386__)

@@ -9,7 +9,7 @@
 #include "drivers/amd/regs/mmhub_4_1_0.hpp"
 #include "drivers/amd/regs/osssys_6_0_0.hpp"
 #include "drivers/amd/regs/osssys_7_0_0.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 

@@ -3,8 +3,8 @@
 
 #include <atomic>
 
-#include "memory/address.hpp"
-#include "tg/error.hpp"
+#include "runtime/memory/address.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 

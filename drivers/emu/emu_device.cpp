@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "runtime/transport/open_transport.hpp"
 

@@ -13,7 +13,7 @@
 namespace tg::emu {
 namespace {
 
-std::shared_ptr<backend> make_emu_device(const std::string& args) {
+std::shared_ptr<backend> make_emu_device(const std::string& args, const device_options&) {
   return std::make_shared<emu_device>(parse_emu_device_args(args));
 }
 

@@ -1,7 +1,7 @@
 // faults.cpp: one readable line per fault (see faults.hpp).
 #include "drivers/emu/faults.hpp"
 
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 

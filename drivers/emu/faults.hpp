@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "memory/address.hpp"
+#include "runtime/memory/address.hpp"
 
 namespace tg::emu {
 

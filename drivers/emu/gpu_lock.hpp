@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "drivers/emu/gpu.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 

@@ -30,9 +30,9 @@
 #include "drivers/emu/register_file.hpp"
 #include "drivers/emu/system_bus.hpp"
 #include "drivers/emu/vram.hpp"
-#include "memory/address.hpp"
-#include "memory/page_table_walker.hpp"
-#include "tg/error.hpp"
+#include "runtime/memory/address.hpp"
+#include "runtime/memory/page_table_walker.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "memory/gfx_gen.hpp"
+#include "runtime/memory/gfx_gen.hpp"
 #include "runtime/queue/reg_table.hpp"
 
 namespace tg::emu {

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 

@@ -16,7 +16,7 @@
 #include <span>
 
 #include "drivers/emu/memfd_mapping.hpp"
-#include "memory/vram_access.hpp"
+#include "runtime/memory/vram_access.hpp"
 
 namespace tg::emu {
 

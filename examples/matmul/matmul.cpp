@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include "matmul_runner.hpp"
+#include "examples/matmul/matmul_runner.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
-#include <runtime/device/device.hpp>
+#include <tg/device.hpp>
 #include <tg/tg.hpp>
 #include <vector>
 

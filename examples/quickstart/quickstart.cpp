@@ -2,7 +2,7 @@
 // on the CPU.
 #include <cstdio>
 #include <random>
-#include <runtime/device/device.hpp>
+#include <tg/device.hpp>
 #include <tg/tg.hpp>
 
 // The expression is a type: nothing is computed here.

@@ -10,8 +10,8 @@
 
 #include "drivers/amd/am_device.hpp"
 #include "drivers/emu/machine/emulated_machine.hpp"
-#include "tg/error.hpp"
-#include "tg_amd_commands.hpp"
+#include <tg/core/error.hpp>
+#include "examples/tg-amd/tg_amd_commands.hpp"
 
 namespace tg::tools {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "drivers/amd/am_device.hpp"
 #include "drivers/amd/am_discovery.hpp"
-#include "tg_amd_commands.hpp"
+#include "examples/tg-amd/tg_amd_commands.hpp"
 
 namespace tg::tools {
 namespace {

@@ -13,7 +13,7 @@
 #include <optional>
 
 #include "drivers/emu/machine/emulated_machine.hpp"
-#include "tg_amd_commands.hpp"
+#include "examples/tg-amd/tg_amd_commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{

@@ -1,8 +1,8 @@
 // tg.hpp: everything a user of the DSL needs: tensors, ops, tg::lower, the kernel builder.
 #pragma once
-#include "ast/builder.hpp"
-#include "ast/kernel_builder.hpp"
-#include "ast/plan.hpp"
-#include "dsl/members.hpp"
-#include "error.hpp"
-#include "lower/pipeline.hpp"
+#include <tg/ast/builder.hpp>
+#include <tg/ast/kernel_builder.hpp>
+#include <tg/ast/plan.hpp>
+#include <tg/dsl/members.hpp>
+#include <tg/core/error.hpp>
+#include <tg/lower/pipeline.hpp>

@@ -4,9 +4,9 @@
 // last upcast output range is not unrolled but becomes an LLVM vector: values that depend
 // on it are <W x T>, and an index that moves by 1 along it loads and stores as one vector
 // access (tracked as base + stride * lane). Types and elementwise ops: llvm_value_ops.hpp.
-#include "llvm_kernel.hpp"
+#include "runtime/codegen/llvm_kernel.hpp"
 
-#include "llvm_value_ops.hpp"
+#include "runtime/codegen/llvm_value_ops.hpp"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -14,7 +14,7 @@
 #include <deque>
 #include <map>
 #include <optional>
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::codegen {
 namespace {

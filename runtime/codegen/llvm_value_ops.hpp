@@ -7,7 +7,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 #include <tg/ast/node.hpp>
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::codegen {
 

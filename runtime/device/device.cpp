@@ -1,5 +1,5 @@
 // device.cpp: the backend registry, buffers, the kernel cache and running a plan.
-#include "device.hpp"
+#include <tg/device.hpp>
 
 #include <array>
 #include <chrono>
@@ -7,8 +7,9 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <runtime/opt/specialize.hpp>
 #include <tg/ast/print.hpp>
+#include <tg/log.hpp>
+#include "runtime/opt/specialize.hpp"
 
 namespace tg {
 namespace {
@@ -135,11 +136,11 @@ constexpr int specialize_after = 3;
 
 // The most specific registration wins: for "AMD:EMU:gfx12" the whole name is tried first, then
 // "AMD:EMU" (args "gfx12"), then "AMD" (args "EMU:gfx12"); each cut is at a ':'.
-device::device(const std::string& name) : name_(name), cache_(std::make_shared<cache>()) {
+device::device(const std::string& name, const device_options& options) : name_(name), cache_(std::make_shared<cache>()) {
   for (std::size_t cut = name.size(); cut != std::string::npos && cut > 0; cut = name.rfind(':', cut - 1)) {
     auto it = registry().find(name.substr(0, cut));
     if (it == registry().end()) continue;
-    backend_ = it->second(cut == name.size() ? std::string() : name.substr(cut + 1));
+    backend_ = it->second(cut == name.size() ? std::string() : name.substr(cut + 1), options);
     return;
   }
   std::string known;
@@ -161,8 +162,10 @@ std::shared_ptr<program> device::compile(const kernel_source& source) {
   std::shared_ptr<program> p = backend_->compile(source);
   if (debug_level() >= 1) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "jit: compiled %s in %.1f ms\n", source.name.c_str(), ms);
-    if (debug_level() >= 2) std::fprintf(stderr, "%s", ast::to_string(source.nodes).c_str());
+    char line[64];
+    std::snprintf(line, sizeof line, " in %.1f ms", ms);
+    log(log_level::debug, "jit: compiled " + source.name + line);
+    if (debug_level() >= 2) log(log_level::debug, ast::to_string(source.nodes));
   }
   cache_->programs.emplace(h, cache::entry{std::vector<ast::node>(source.nodes.begin(), source.nodes.end()),
                                            source.upcast, source.vector_lanes, p});
@@ -290,7 +293,9 @@ host_tensor device::run(const plan_view& plan, std::span<const named_input> inpu
     if (debug_level() >= 1) {
       backend_->synchronize();
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      std::fprintf(stderr, "run: kernel %zu %s %.3f ms\n", k, kernel_name(nodes, info.global_ranges).c_str(), ms);
+      char time[32];
+      std::snprintf(time, sizeof time, " %.3f ms", ms);
+      log(log_level::debug, str("run: kernel ", k, " ", kernel_name(nodes, info.global_ranges), time));
     }
   }
   backend_->synchronize();

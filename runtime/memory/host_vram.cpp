@@ -1,9 +1,9 @@
 // host_vram.cpp: sparse host-memory VRAM (see host_vram.hpp).
-#include "memory/host_vram.hpp"
+#include "runtime/memory/host_vram.hpp"
 
 #include <algorithm>
 
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::memory {
 

@@ -10,7 +10,7 @@
 #include <span>
 #include <unordered_map>
 
-#include "memory/vram_access.hpp"
+#include "runtime/memory/vram_access.hpp"
 
 namespace tg::memory {
 

@@ -1,5 +1,5 @@
 // map_plan.cpp: the greedy aligned power-of-two split of a mapping (see map_plan.hpp).
-#include "memory/map_plan.hpp"
+#include "runtime/memory/map_plan.hpp"
 
 #include <algorithm>
 #include <bit>

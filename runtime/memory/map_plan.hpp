@@ -14,8 +14,8 @@
 #include <span>
 #include <vector>
 
-#include "memory/address.hpp"
-#include "memory/pte_format.hpp"
+#include "runtime/memory/address.hpp"
+#include "runtime/memory/pte_format.hpp"
 
 namespace tg::memory {
 

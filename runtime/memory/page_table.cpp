@@ -4,14 +4,14 @@
 // Every change runs in three steps: check and reserve (may throw, changes nothing), edit the host
 // copy (cannot fail: every table it may create is already reserved), commit (write the touched
 // entries to VRAM, children before parents, then invalidate the TLB, then free detached tables).
-#include "memory/page_table.hpp"
+#include "runtime/memory/page_table.hpp"
 
 #include <algorithm>
 #include <array>
 #include <optional>
 #include <utility>
 
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::memory {
 

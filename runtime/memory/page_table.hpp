@@ -28,12 +28,12 @@
 #include <span>
 #include <vector>
 
-#include "memory/address.hpp"
-#include "memory/map_plan.hpp"
-#include "memory/pte_format.hpp"
-#include "memory/tlb_invalidator.hpp"
-#include "memory/vram_access.hpp"
-#include "memory/vram_allocator.hpp"
+#include "runtime/memory/address.hpp"
+#include "runtime/memory/map_plan.hpp"
+#include "runtime/memory/pte_format.hpp"
+#include "runtime/memory/tlb_invalidator.hpp"
+#include "runtime/memory/vram_access.hpp"
+#include "runtime/memory/vram_allocator.hpp"
 
 namespace tg::memory {
 

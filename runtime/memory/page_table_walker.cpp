@@ -1,9 +1,9 @@
 // page_table_walker.cpp: decodes gfx11/gfx12 PDEs and PTEs by field (see page_table_walker.hpp).
-#include "memory/page_table_walker.hpp"
+#include "runtime/memory/page_table_walker.hpp"
 
 #include <array>
 
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::memory {
 

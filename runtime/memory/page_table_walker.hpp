@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "memory/address.hpp"
-#include "memory/gfx_gen.hpp"
-#include "memory/vram_access.hpp"
+#include "runtime/memory/address.hpp"
+#include "runtime/memory/gfx_gen.hpp"
+#include "runtime/memory/vram_access.hpp"
 
 namespace tg::memory {
 

@@ -7,8 +7,8 @@
 #pragma once
 #include <cstdint>
 
-#include "memory/address.hpp"
-#include "memory/gfx_gen.hpp"
+#include "runtime/memory/address.hpp"
+#include "runtime/memory/gfx_gen.hpp"
 
 namespace tg::memory {
 

@@ -7,7 +7,7 @@
 #pragma once
 #include <cstdint>
 
-#include "memory/address.hpp"
+#include "runtime/memory/address.hpp"
 
 namespace tg::memory {
 

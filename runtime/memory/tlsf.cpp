@@ -1,11 +1,11 @@
 // tlsf.cpp: two-level segregated-fit allocation, splitting and merging (see tlsf.hpp).
-#include "memory/tlsf.hpp"
+#include "runtime/memory/tlsf.hpp"
 
 #include <algorithm>
 #include <bit>
 
-#include "memory/address.hpp"
-#include "tg/error.hpp"
+#include "runtime/memory/address.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::memory {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "memory/address.hpp"
+#include "runtime/memory/address.hpp"
 
 namespace tg::memory {
 

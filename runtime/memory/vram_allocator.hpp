@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "memory/address.hpp"
-#include "memory/tlsf.hpp"
+#include "runtime/memory/address.hpp"
+#include "runtime/memory/tlsf.hpp"
 
 namespace tg::memory {
 

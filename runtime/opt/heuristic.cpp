@@ -1,7 +1,7 @@
 // heuristic.cpp: default opts and launch-time loop measurements.
-#include "heuristic.hpp"
+#include "runtime/opt/heuristic.hpp"
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::opt {
 namespace {

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
-#include "../codegen/llvm_kernel.hpp"
+#include "runtime/codegen/llvm_kernel.hpp"
 
 namespace tg::opt {
 

@@ -1,8 +1,8 @@
 // specialize.cpp: rebuild the AST through ast::builder, so every fold applies again.
-#include "specialize.hpp"
+#include "runtime/opt/specialize.hpp"
 
 #include <tg/ast/builder.hpp>
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 #include <tg/lower/pipeline.hpp>
 
 namespace tg::opt {

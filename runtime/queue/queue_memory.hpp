@@ -20,7 +20,7 @@
 #include <cstring>
 #include <span>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "runtime/queue/cmd_buffer.hpp"
 

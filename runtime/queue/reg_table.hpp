@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::queue {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <span>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "runtime/queue/cmd_buffer.hpp"
 #include "runtime/queue/compare.hpp"

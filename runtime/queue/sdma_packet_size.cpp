@@ -1,7 +1,7 @@
 // sdma_packet_size.cpp: SDMA packet lengths (see sdma_packet_size.hpp).
 #include "runtime/queue/sdma_packet_size.hpp"
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "runtime/queue/sdma_gen.hpp"
 

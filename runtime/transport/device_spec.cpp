@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport {
 namespace {

@@ -4,7 +4,7 @@
 #include "runtime/transport/pci/pci_devices.hpp"
 #include "runtime/transport/pci/posix_pci_os.hpp"
 #include "runtime/transport/usb/usb_device.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport {
 namespace {

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "gguf/gguf_file.hpp"
-#include "memory_bandwidth.hpp"
-#include "model/session.hpp"
-#include "synth/model_presets.hpp"
-#include "synth/model_writer.hpp"
-#include "synth/vocabulary.hpp"
+#include "llm/gguf/gguf_file.hpp"
+#include "tests/bench/memory_bandwidth.hpp"
+#include "llm/model/session.hpp"
+#include "llm/synth/model_presets.hpp"
+#include "llm/synth/model_writer.hpp"
+#include "llm/synth/vocabulary.hpp"
 
 namespace {
 

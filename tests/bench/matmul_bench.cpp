@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include "matmul_runner.hpp"
+#include "examples/matmul/matmul_runner.hpp"
 
 namespace {
 

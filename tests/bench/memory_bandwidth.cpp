@@ -1,5 +1,5 @@
 // memory_bandwidth.cpp: a streaming read-bandwidth probe: threads summing slices of one buffer.
-#include "memory_bandwidth.hpp"
+#include "tests/bench/memory_bandwidth.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "memory_bandwidth.hpp"
+#include "tests/bench/memory_bandwidth.hpp"
 
 int main(int argc, char** argv) {
   const unsigned threads = argc > 1 ? unsigned(std::max(1, std::atoi(argv[1]))) : 2u;

@@ -1,7 +1,7 @@
 // composites_test.cpp: matmul, softmax, mean and rmsnorm against plain C++ in double.
 #include <tg/tg.hpp>
 
-#include "reference.hpp"
+#include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
 using tg::test::cpu;

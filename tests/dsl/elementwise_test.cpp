@@ -2,7 +2,7 @@
 // several shapes (odd and 1-sized dims, broadcasting), against plain C++.
 #include <tg/tg.hpp>
 
-#include "reference.hpp"
+#include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
 using tg::test::cpu;

@@ -1,7 +1,7 @@
 // errors_test.cpp: bad run-time input gets a clear tg::usage_error that names the problem.
 #include <tg/tg.hpp>
 
-#include "reference.hpp"
+#include "tests/dsl/reference.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // plain C++; a kernel built at compile time too.
 #include <tg/tg.hpp>
 
-#include "reference.hpp"
+#include "tests/dsl/reference.hpp"
 
 namespace {
 

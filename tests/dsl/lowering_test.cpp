@@ -2,7 +2,7 @@
 // fusion, and that movement ops are views (no copy kernels).
 #include <tg/tg.hpp>
 
-#include "reference.hpp"
+#include "tests/dsl/reference.hpp"
 
 namespace {
 

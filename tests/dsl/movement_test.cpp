@@ -2,7 +2,7 @@
 // of views, including reshapes of non-contiguous views), against index arithmetic by hand.
 #include <tg/tg.hpp>
 
-#include "reference.hpp"
+#include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
 using tg::test::cpu;

@@ -2,7 +2,7 @@
 // against plain C++; NaN and inf propagate.
 #include <tg/tg.hpp>
 
-#include "reference.hpp"
+#include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
 using tg::test::cpu;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
-#include <runtime/device/device.hpp>
+#include <tg/device.hpp>
 #include <vector>
 
 namespace tg::test {

@@ -2,7 +2,7 @@
 // every binding within the variable's range.
 #include <tg/tg.hpp>
 
-#include "reference.hpp"
+#include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
 using tg::test::cpu;

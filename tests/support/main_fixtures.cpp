@@ -3,7 +3,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <cstdio>
-#include "fixtures.hpp"
+#include "tests/support/fixtures.hpp"
 
 int main(int argc, char** argv) {
   if (tg::test::fixtures_dir().empty()) {

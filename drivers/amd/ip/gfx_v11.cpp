@@ -5,7 +5,7 @@
 #include <bit>
 #include <thread>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::amd {
 

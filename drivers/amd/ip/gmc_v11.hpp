@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "drivers/amd/am_context.hpp"
-#include "memory/tlb_invalidator.hpp"
+#include "runtime/memory/tlb_invalidator.hpp"
 
 namespace tg::amd {
 

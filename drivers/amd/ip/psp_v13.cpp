@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::amd {
 

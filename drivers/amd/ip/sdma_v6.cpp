@@ -3,7 +3,7 @@
 
 #include <bit>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::amd {
 

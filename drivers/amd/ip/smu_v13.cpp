@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::amd {
 

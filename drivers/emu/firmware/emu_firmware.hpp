@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "memory/gfx_gen.hpp"
+#include "runtime/memory/gfx_gen.hpp"
 
 namespace tg::emu {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "drivers/emu/firmware/emu_firmware.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 namespace {

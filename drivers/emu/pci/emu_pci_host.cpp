@@ -9,7 +9,7 @@
 
 #include "drivers/emu/pci/emu_register_bar.hpp"
 #include "runtime/transport/pci/mapped_bar.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 

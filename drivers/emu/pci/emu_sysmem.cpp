@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "memory/address.hpp"
+#include "runtime/memory/address.hpp"
 #include "runtime/transport/pci/host_dma_region.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 

@@ -7,8 +7,8 @@
 
 #include <bit>
 
-#include "memory/address.hpp"
-#include "tg/error.hpp"
+#include "runtime/memory/address.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu {
 

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu::usb {
 

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <utility>
 
-#include "memory/address.hpp"
-#include "tg/error.hpp"
+#include "runtime/memory/address.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::emu::usb {
 

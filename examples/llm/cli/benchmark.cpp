@@ -1,5 +1,5 @@
 // benchmark.cpp: decode timing per token and the prefill / decode summary.
-#include "cli/benchmark.hpp"
+#include "examples/llm/cli/benchmark.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "model/session.hpp"
+#include <tg/llm/model.hpp>
+#include <tg/log.hpp>
+#include "llm/model/session.hpp"
+#include "llm/model/transformer.hpp"
 
 namespace tg::cli {
 namespace {
@@ -28,9 +31,16 @@ std::int32_t argmax(const std::vector<float>& v) {
 
 }  // namespace
 
-void run_benchmark(model::transformer& model, const tokenizer::tokenizer& tok, int count, std::ostream& out) {
+void log_profile(const char* phase, const model::transformer& model) {
+  std::string report = model.profile_report();
+  while (!report.empty() && report.back() == '\n') report.pop_back();
+  log(log_level::info, std::string(phase) + " kernel time by kernel:\n" + report);
+}
+
+void run_benchmark(const llm::model& m, int count, std::ostream& out) {
+  model::transformer& model = m.transformer();
   model::session s(model);
-  std::vector<std::int32_t> text = {tok.bos().value_or(0)};
+  std::vector<std::int32_t> text = {m.bos().value_or(0)};
   const double device_mb = double(model.weight_bytes_per_token() + model.kv_cache_bytes()) / 1e6;
   auto t0 = clock::now();
   std::vector<float> logits = s.prefill(text);
@@ -49,10 +59,10 @@ void run_benchmark(model::transformer& model, const tokenizer::tokenizer& tok, i
     char line[160];
     std::snprintf(line, sizeof line, "%6.2f ms, %6.2f tok/s, %7.2f GB/s, %d/%d MB  --  ", sec * 1e3, 1.0 / sec,
                   bytes / sec / 1e9, int(bytes / 1e6), int(device_mb));
-    out << line << escaped(tok.decode(text, true)) << "\n" << std::flush;
+    out << line << escaped(m.detokenize(text, true)) << "\n" << std::flush;
   }
   if (model.profiling()) {  // each phase's kernels on their own: decode and prefill have different kernels and costs
-    std::fprintf(stderr, "decode kernel time by kernel:\n%s", model.profile_report().c_str());
+    log_profile("decode", model);
     model.set_profiling(true);
   }
   // Prefill: a synthetic prompt as in tinygrad's benchmark_llm.py (token 257, then 1000 + i).
@@ -65,7 +75,7 @@ void run_benchmark(model::transformer& model, const tokenizer::tokenizer& tok, i
   s.prefill(prompt);
   double prefill = seconds(start, clock::now());
   if (model.profiling()) {
-    std::fprintf(stderr, "prefill kernel time by kernel:\n%s", model.profile_report().c_str());
+    log_profile("prefill", model);
     model.set_profiling(true);
   }
   char summary[200];

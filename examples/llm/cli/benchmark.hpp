@@ -3,13 +3,19 @@
 #pragma once
 #include <ostream>
 
-#include "model/transformer.hpp"
-#include "tokenizer/tokenizer.hpp"
+#include <tg/llm/model.hpp>
+
+namespace tg::model {
+class transformer;
+}
 
 namespace tg::cli {
 
+// One phase's kernel times (-v), as one log message.
+void log_profile(const char* phase, const model::transformer& model);
+
 // Generates `count` tokens greedily from [BOS], one line per token, then times a prefill of
 // a synthetic prompt. The model should be warmed up.
-void run_benchmark(model::transformer& model, const tokenizer::tokenizer& tok, int count, std::ostream& out);
+void run_benchmark(const llm::model& m, int count, std::ostream& out);
 
 }  // namespace tg::cli

@@ -1,9 +1,9 @@
 // cli_options.cpp: option declarations and the checks across options.
-#include "cli/cli_options.hpp"
+#include "examples/llm/cli/cli_options.hpp"
 
 #include <CLI/CLI.hpp>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 namespace tg::cli {
 

@@ -1,13 +1,11 @@
 // llm_main.cpp: the llm command: generate text from a GGUF model, chat, benchmark, tokenize
-// and dump logits.
+// and dump logits. Everything but the options and the terminal is tg::llm (include/tg/llm/).
 //
 //   llm -m model.gguf -p "Once upon a time" -n 64
 //   llm -m model.gguf --chat
 //   llm -m model.gguf --benchmark 20
 //   llm -m model.gguf --dump-logits out.f32 --tokens 1,450,4996
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,29 +13,14 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/benchmark.hpp"
-#include "cli/cli_options.hpp"
-#include "cli/generate.hpp"
-#include "gguf/gguf_file.hpp"
-#include "tokenizer/chat_template.hpp"
+#include <tg/llm/llm.hpp>
+#include "examples/llm/cli/benchmark.hpp"
+#include "examples/llm/cli/cli_options.hpp"
+#include "llm/model/transformer.hpp"
 
 namespace {
 
 using namespace tg;
-using clock_type = std::chrono::steady_clock;
-
-double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
-
-// 1234567 -> "1,234,567"
-std::string grouped(std::uint64_t v) {
-  const std::string digits = std::to_string(v);
-  std::string s;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
-    s += digits[i];
-  }
-  return s;
-}
 
 std::string read_prompt(const cli::cli_options& o) {
   if (o.prompt_file.empty()) return o.prompt;
@@ -48,100 +31,92 @@ std::string read_prompt(const cli::cli_options& o) {
 }
 
 // --tokens as given, else the prompt text encoded (with BOS unless --no-bos).
-std::vector<std::int32_t> prompt_ids(const cli::cli_options& o, const tokenizer::tokenizer& tok, const std::string& text) {
+std::vector<llm::token_id> prompt_ids(const cli::cli_options& o, const llm::model& m, const std::string& text) {
   if (!o.tokens.empty()) return o.tokens;
-  return tok.encode(text, !o.no_bos, false);
+  return m.tokenize(text, !o.no_bos, false);
 }
 
-std::uint64_t parameter_count(const gguf::file& f) {
-  std::uint64_t n = 0;
-  for (const auto& t : f.tensors()) n += t.element_count();
-  if (f.find_tensor("output.weight") == nullptr) n += f.get_tensor("token_embd.weight").element_count();
-  return n;
-}
-
-void dump_logits(model::transformer& m, std::span<const std::int32_t> ids, const std::string& path) {
+void dump_logits(const llm::model& m, std::span<const llm::token_id> ids, const std::string& path) {
+  model::transformer& net = m.transformer();
   std::ofstream out(path, std::ios::binary);
   if (!out) throw usage_error(str("--dump-logits: cannot write ", path));
-  if (std::int64_t(ids.size()) > m.max_context())
-    throw usage_error(str("--dump-logits: ", ids.size(), " tokens do not fit the context of ", m.max_context()));
-  for (std::size_t at = 0; at < ids.size(); at += std::size_t(m.chunk_size())) {
-    auto n = std::min(std::size_t(m.chunk_size()), ids.size() - at);
-    auto logits = m.forward(ids.subspan(at, n), std::int64_t(at), model::head::all);
+  if (std::int64_t(ids.size()) > net.max_context())
+    throw usage_error(str("--dump-logits: ", ids.size(), " tokens do not fit the context of ", net.max_context()));
+  for (std::size_t at = 0; at < ids.size(); at += std::size_t(net.chunk_size())) {
+    auto n = std::min(std::size_t(net.chunk_size()), ids.size() - at);
+    auto logits = net.forward(ids.subspan(at, n), std::int64_t(at), model::head::all);
     out.write(reinterpret_cast<const char*>(logits.data()), std::streamsize(logits.size() * 4));
   }
   if (!out) throw usage_error(str("--dump-logits: writing ", path, " failed"));
-  std::fprintf(stderr, "wrote %zu x %lld logits to %s\n", ids.size(), static_cast<long long>(m.config().vocab), path.c_str());
+  log(log_level::info, str("wrote ", ids.size(), " x ", m.info().vocab, " logits to ", path));
 }
 
-void chat(model::session& session, const tokenizer::tokenizer& tok, sampling::sampler& sampler, std::int64_t max_tokens) {
-  auto tmpl = tokenizer::chat_template::for_vocabulary(tok.vocab());
-  std::vector<tokenizer::chat_message> history;
+// Streams each token's text to stdout as it comes.
+bool print_token(llm::token_id, std::string_view text) {
+  std::cout << text << std::flush;
+  return true;
+}
+
+void chat(const llm::model& m, const llm::generate_options& options) {
+  llm::chat conversation(m, options);
   std::string line;
   while (true) {
     std::cout << ">>> " << std::flush;
     if (!std::getline(std::cin, line)) break;
-    history.push_back({"user", line});
-    auto ids = tok.encode(tmpl.render(history), false, true);
-    auto r = cli::generate(session, tok, sampler, ids, max_tokens, std::cout);
+    conversation.say(line, print_token);
     std::cout << "\n\n";
-    history.push_back({"assistant", tok.decode(r.tokens)});
   }
 }
 
 int run(const cli::cli_options& o) {
   cli::check_options(o);
-  if (o.threads) setenv("TG_THREADS", std::to_string(*o.threads).c_str(), 1);
-  auto t0 = clock_type::now();
-  std::fprintf(stderr, "loading %s\n", o.model.c_str());
-  auto file = gguf::file::open(o.model);
-  auto tok = tokenizer::tokenizer::from_gguf(file);
-  std::fprintf(stderr, "tokenizer: %zu tokens (%s)\n", tok.size(),
-               tok.model() == tokenizer::tokenizer::kind::sentencepiece ? "SentencePiece" : "byte-level BPE");
   const std::string prompt = read_prompt(o);
+  // Only a run that generates warms up: --tokenize and --dump-logits compile what they use.
+  const bool generates = !o.tokenize && o.dump_logits.empty();
+  auto m = llm::model::open(o.model, {.device = o.device, .threads = o.threads.value_or(0),
+                                      .max_context = o.max_context, .chunk_size = o.chunk_size, .warm_up = generates});
   if (o.tokenize) {
-    auto ids = tok.encode(prompt, !o.no_bos, false);
+    auto ids = m.tokenize(prompt, !o.no_bos, false);
     for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];
     std::cout << "\n";
     return 0;
   }
-  device dev(o.device);
-  model::transformer m(dev, file, {.max_context = o.max_context, .chunk_size = o.chunk_size});
-  std::fprintf(stderr, "using model \"%s\" with %s bytes and %s params, max context %lld on %s (%.2f s)\n",
-               m.config().name.c_str(), grouped(file.bytes().size()).c_str(), grouped(parameter_count(file)).c_str(),
-               static_cast<long long>(m.max_context()), dev.name().c_str(), since(t0));
   if (!o.dump_logits.empty()) {
-    dump_logits(m, prompt_ids(o, tok, prompt), o.dump_logits);
+    dump_logits(m, prompt_ids(o, m, prompt), o.dump_logits);
     return 0;
   }
-  auto tw = clock_type::now();
-  std::fprintf(stderr, "warming up (prefill chunk of %lld and decode)...", static_cast<long long>(m.chunk_size()));
-  model::warm_up(m);
-  std::fprintf(stderr, " %.2f s, %d kernels compiled\n", since(tw), dev.stats().compiled);
-  m.set_profiling(o.verbose);
+  model::transformer& net = m.transformer();
+  net.set_profiling(o.verbose);
   if (o.benchmark) {
-    cli::run_benchmark(m, tok, *o.benchmark, std::cout);  // with -v, prints each phase's kernel times
+    cli::run_benchmark(m, *o.benchmark, std::cout);  // with -v, logs each phase's kernel times
     return 0;
   }
-  sampling::sampler sampler({.temperature = o.temperature, .top_k = o.top_k, .top_p = o.top_p}, o.seed);
-  model::session session(m);
+  const llm::generate_options options{.max_tokens = o.max_tokens,
+                                      .sampling = {.temperature = o.temperature, .top_k = o.top_k, .top_p = o.top_p},
+                                      .seed = o.seed};
   if (o.chat) {
-    chat(session, tok, sampler, o.max_tokens);
+    chat(m, options);
     return 0;
   }
-  auto ids = prompt_ids(o, tok, prompt);
-  auto print_prefill_profile = [&] {
-    std::fprintf(stderr, "prefill kernel time by kernel:\n%s", m.profile_report().c_str());
-    m.set_profiling(true);  // from here on, decode's
-  };
-  auto r = cli::generate(session, tok, sampler, ids, o.max_tokens, std::cout,
-                         o.verbose ? std::function<void()>(print_prefill_profile) : std::function<void()>());
+  llm::session session(m);
+  bool first = true;
+  auto r = session.generate(prompt_ids(o, m, prompt), options, [&](llm::token_id id, std::string_view text) {
+    if (first && o.verbose) {  // the prefill's kernel times, before decode's are gathered
+      cli::log_profile("prefill", net);
+      net.set_profiling(true);
+    }
+    first = false;
+    return print_token(id, text);
+  });
   std::cout << "\n";
-  if (o.verbose)
-    std::fprintf(stderr, "prompt %lld tokens in %.3f s (%.2f tok/s), generated %zu tokens in %.3f s (%.2f tok/s)\n",
-                 static_cast<long long>(r.prompt_tokens), r.prefill_seconds, double(r.prompt_tokens) / r.prefill_seconds,
-                 r.tokens.size(), r.decode_seconds, double(r.tokens.size()) / r.decode_seconds);
-  if (o.verbose) std::fprintf(stderr, "decode kernel time by kernel:\n%s", m.profile_report().c_str());
+  if (o.verbose) {
+    char line[200];
+    std::snprintf(line, sizeof line, "prompt %lld tokens in %.3f s (%.2f tok/s), generated %zu tokens in %.3f s (%.2f tok/s)",
+                  static_cast<long long>(r.prompt_tokens), r.prefill_seconds, double(r.prompt_tokens) / r.prefill_seconds,
+                  r.tokens.size(), r.decode_seconds, double(r.tokens.size()) / r.decode_seconds);
+    log(log_level::info, line);
+    cli::log_profile("decode", net);
+  }
   return 0;
 }
 

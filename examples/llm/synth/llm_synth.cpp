@@ -13,9 +13,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "gguf/gguf_file.hpp"
-#include "synth/model_presets.hpp"
-#include "synth/model_writer.hpp"
+#include "llm/gguf/gguf_file.hpp"
+#include "llm/synth/model_presets.hpp"
+#include "llm/synth/model_writer.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <vector>
-#include "node.hpp"
+#include <tg/ast/node.hpp>
 
 namespace tg::ast {
 

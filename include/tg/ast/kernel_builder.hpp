@@ -11,8 +11,8 @@
 #pragma once
 #include <optional>
 #include <vector>
-#include "../error.hpp"
-#include "builder.hpp"
+#include <tg/core/error.hpp>
+#include <tg/ast/builder.hpp>
 
 namespace tg {
 namespace ast {

@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string_view>
-#include "../dsl/dtype.hpp"
+#include <tg/core/dtype.hpp>
 
 namespace tg::ast {
 

@@ -4,8 +4,8 @@
 #include <array>
 #include <cstddef>
 #include <span>
-#include "../dsl/shape.hpp"
-#include "node.hpp"
+#include <tg/core/shape.hpp>
+#include <tg/ast/node.hpp>
 
 namespace tg {
 

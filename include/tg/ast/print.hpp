@@ -3,7 +3,7 @@
 #include <span>
 #include <sstream>
 #include <string>
-#include "node.hpp"
+#include <tg/ast/node.hpp>
 
 namespace tg::ast {
 

@@ -1,7 +1,7 @@
 // axes.hpp: compile-time arguments of the DSL: shapes (tg::dims<64, n>), axes
 // (tg::axis<1>, tg::axis<0, 2>), keepdim, and per-axis integer lists for pad and shrink.
 #pragma once
-#include "shape.hpp"
+#include <tg/core/shape.hpp>
 
 namespace tg {
 

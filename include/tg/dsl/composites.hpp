@@ -1,6 +1,6 @@
 // composites.hpp: matmul, softmax, mean and rmsnorm, written with the primitive ops.
 #pragma once
-#include "reduce.hpp"
+#include <tg/dsl/reduce.hpp>
 
 namespace tg {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <numbers>
 #include <type_traits>
-#include "movement.hpp"
+#include <tg/dsl/movement.hpp>
 
 namespace tg {
 

@@ -3,9 +3,9 @@
 // object itself only carries leaf payloads (input names, constant values).
 #pragma once
 #include <cstddef>
-#include "../lower/graph.hpp"
-#include "../meta/children.hpp"
-#include "axes.hpp"
+#include <tg/ast/tensor_graph.hpp>
+#include <tg/meta/children.hpp>
+#include <tg/dsl/axes.hpp>
 
 namespace tg {
 

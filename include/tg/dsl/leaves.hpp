@@ -1,6 +1,6 @@
 // leaves.hpp: where expressions start: named inputs and constants.
 #pragma once
-#include "expr.hpp"
+#include <tg/dsl/expr.hpp>
 
 namespace tg {
 

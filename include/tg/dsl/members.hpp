@@ -1,6 +1,6 @@
 // members.hpp: tensor's member functions, forwarding to the free functions.
 #pragma once
-#include "composites.hpp"
+#include <tg/dsl/composites.hpp>
 
 namespace tg {
 

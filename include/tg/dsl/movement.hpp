@@ -1,7 +1,7 @@
 // movement.hpp: reshape, permute, expand, pad and shrink. They are views: lowering turns
 // them into index arithmetic on the loads, never into copies.
 #pragma once
-#include "leaves.hpp"
+#include <tg/dsl/leaves.hpp>
 
 namespace tg {
 

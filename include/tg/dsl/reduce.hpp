@@ -1,6 +1,6 @@
 // reduce.hpp: sum and max over any axes, with or without keepdim.
 #pragma once
-#include "elementwise.hpp"
+#include <tg/dsl/elementwise.hpp>
 
 namespace tg {
 

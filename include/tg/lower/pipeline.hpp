@@ -7,10 +7,10 @@
 //   6. compact   drop nodes the store does not reach, and pack into the plan
 #pragma once
 #include <vector>
-#include "../ast/plan.hpp"
-#include "../dsl/expr.hpp"
-#include "realize.hpp"
-#include "to_ast.hpp"
+#include <tg/ast/plan.hpp>
+#include <tg/dsl/expr.hpp>
+#include <tg/lower/realize.hpp>
+#include <tg/lower/to_ast.hpp>
 
 namespace tg {
 namespace lowering {

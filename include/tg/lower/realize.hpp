@@ -9,7 +9,7 @@
 // three kernels (max, sum, the normalised exp).
 #pragma once
 #include <vector>
-#include "graph.hpp"
+#include <tg/ast/tensor_graph.hpp>
 
 namespace tg::lowering {
 

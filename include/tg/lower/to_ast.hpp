@@ -3,9 +3,9 @@
 // opens new ranges for its reduced axes, and buffers are loaded at the row-major offset.
 #pragma once
 #include <vector>
-#include "../ast/builder.hpp"
-#include "../ast/plan.hpp"
-#include "graph.hpp"
+#include <tg/ast/builder.hpp>
+#include <tg/ast/plan.hpp>
+#include <tg/ast/tensor_graph.hpp>
 
 namespace tg::lowering {
 

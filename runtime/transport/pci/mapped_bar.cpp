@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "runtime/transport/pci/pci_text.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::pci {
 

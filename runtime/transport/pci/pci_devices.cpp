@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "runtime/transport/pci/pci_text.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::pci {
 

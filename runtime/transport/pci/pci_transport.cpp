@@ -10,7 +10,7 @@
 #include "runtime/transport/pci/host_dma_region.hpp"
 #include "runtime/transport/pci/pci_devices.hpp"
 #include "runtime/transport/pci/pci_text.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::pci {
 

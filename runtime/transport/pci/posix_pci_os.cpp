@@ -17,7 +17,7 @@
 #include "runtime/transport/pci/mapped_bar.hpp"
 #include "runtime/transport/pci/pci_devices.hpp"
 #include "runtime/transport/pci/pci_text.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::pci {
 

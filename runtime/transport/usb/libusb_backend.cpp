@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "runtime/transport/usb/usb_backend.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::usb {
 namespace {

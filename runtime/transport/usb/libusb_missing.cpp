@@ -6,7 +6,7 @@
 //
 // Thread-safe.
 #include "runtime/transport/usb/usb_backend.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::usb {
 

@@ -13,7 +13,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::usb {
 

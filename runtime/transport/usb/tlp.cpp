@@ -9,7 +9,7 @@
 
 #include "runtime/transport/usb/bridge_requests.hpp"
 #include "runtime/transport/usb/hex.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::usb {
 namespace {

@@ -8,7 +8,7 @@
 #include <array>
 
 #include "runtime/transport/usb/hex.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::usb {
 

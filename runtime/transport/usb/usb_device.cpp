@@ -11,7 +11,8 @@
 
 #include "runtime/transport/usb/bridge_requests.hpp"
 #include "runtime/transport/usb/hex.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
+#include <tg/log.hpp>
 
 namespace tg::transport::usb {
 namespace {
@@ -57,7 +58,7 @@ void check_setup_step(const std::string& device, const char* step, usb_status s)
 
 }  // namespace
 
-void log_to_stderr(const std::string& line) { std::fprintf(stderr, "usb: %s\n", line.c_str()); }
+void log_to_tg(const std::string& line) { tg::log(tg::log_level::warning, "usb: " + line); }
 
 std::string usb_device_name(const usb_device_info& info) {
   return str("usb:", unsigned(info.bus), "-", unsigned(info.address));

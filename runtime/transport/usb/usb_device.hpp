@@ -25,9 +25,9 @@
 
 namespace tg::transport::usb {
 
-// Where the transport reports what it does on its own (a recovery reset). Default: stderr.
+// Where the transport reports what it does on its own (a recovery reset). Default: tg::log.
 using log_sink = std::function<void(const std::string&)>;
-void log_to_stderr(const std::string& line);
+void log_to_tg(const std::string& line);
 
 // "usb:<bus>-<address>" (facts 7.1).
 std::string usb_device_name(const usb_device_info& info);
@@ -78,6 +78,6 @@ class usb_device {
 // Opens and sets up a bridge (facts 7.2): product string (reset once and retry when the bridge
 // does not answer), product check ("custom..." / "AS2462..."), kernel-driver detach,
 // configuration 1, interface 0, alternate setting 0.
-usb_device open_usb_device(usb_backend& backend, const usb_device_info& info, const log_sink& log = log_to_stderr);
+usb_device open_usb_device(usb_backend& backend, const usb_device_info& info, const log_sink& log = log_to_tg);
 
 }  // namespace tg::transport::usb

@@ -12,7 +12,7 @@
 #include "runtime/transport/usb/hex.hpp"
 #include "runtime/transport/usb/sram.hpp"
 #include "runtime/transport/usb/xdata.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::usb {
 namespace {

@@ -8,7 +8,7 @@
 #include "runtime/transport/usb/hex.hpp"
 #include "runtime/transport/usb/link.hpp"
 #include "runtime/transport/usb/pcie_enumerate.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::transport::usb {
 namespace {

@@ -34,7 +34,7 @@ struct usb_transport_options {
   tlp_retry_policy retry;      // config TLPs whose return status is not 0
   bool take_lock = true;
   std::string lock_directory;  // empty: $TMPDIR or /tmp
-  log_sink log = log_to_stderr;
+  log_sink log = log_to_tg;
 };
 
 class usb_transport final : public device_transport {

@@ -13,9 +13,9 @@
 
 #include <tg/tg.hpp>
 
-#include "add_kernel.hpp"
+#include "tests/drivers/amd/add_kernel.hpp"
 #include "drivers/emu/emu_device.hpp"
-#include "runtime/device/device.hpp"
+#include <tg/device.hpp>
 #include "runtime/transport/open_transport.hpp"
 
 namespace {

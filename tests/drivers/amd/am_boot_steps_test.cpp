@@ -7,14 +7,14 @@
 #include <cstring>
 #include <filesystem>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/am_context.hpp"
 #include "drivers/amd/ip/gmc_v11.hpp"
 #include "drivers/amd/ip/psp_v13.hpp"
 #include "drivers/amd/ip/smu_v13.hpp"
 #include "drivers/emu/firmware/emu_firmware.hpp"
-#include "fake_transport.hpp"
+#include "tests/drivers/amd/fake_transport.hpp"
 
 using namespace tg::amd;
 using namespace std::chrono_literals;

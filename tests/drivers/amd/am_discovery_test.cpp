@@ -1,9 +1,9 @@
 // am_discovery_test.cpp: the IP discovery parser against tables built from Linux discovery.h.
 #include <doctest/doctest.h>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
-#include "discovery_bytes.hpp"
+#include "tests/drivers/amd/discovery_bytes.hpp"
 #include "drivers/amd/am_discovery.hpp"
 
 using namespace tg::amd;

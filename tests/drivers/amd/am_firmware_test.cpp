@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/am_firmware.hpp"
 #include "drivers/emu/firmware/emu_firmware.hpp"

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
 #include "drivers/amd/am_device.hpp"
-#include "am_dispatch.hpp"
+#include "tests/drivers/amd/am_dispatch.hpp"
 #include "drivers/emu/machine/emulated_machine.hpp"
 #include "runtime/queue/emit_signal.hpp"
 #include "runtime/queue/indirect_buffer.hpp"

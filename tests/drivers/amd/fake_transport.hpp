@@ -7,9 +7,9 @@
 #include <map>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
-#include "discovery_bytes.hpp"
+#include "tests/drivers/amd/discovery_bytes.hpp"
 #include "runtime/transport/transport.hpp"
 
 namespace tg::test {

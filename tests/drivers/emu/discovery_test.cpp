@@ -7,7 +7,7 @@
 #include <map>
 
 #include "drivers/emu/gpu.hpp"
-#include "emu_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
 
 using namespace tg::emu;
 using tg::emu::test::gfx11;

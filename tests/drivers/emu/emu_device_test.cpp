@@ -12,9 +12,9 @@
 #include <random>
 #include <vector>
 
-#include "../amd/add_kernel.hpp"
+#include "tests/drivers/amd/add_kernel.hpp"
 #include "drivers/emu/emu_device.hpp"
-#include "runtime/device/device.hpp"
+#include <tg/device.hpp>
 
 using namespace tg::emu;
 using tg::test::add_twin;

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "drivers/emu/gpu.hpp"
-#include "memory/page_table.hpp"
-#include "memory/va_allocator.hpp"
-#include "memory/vram_allocator.hpp"
+#include "runtime/memory/page_table.hpp"
+#include "runtime/memory/va_allocator.hpp"
+#include "runtime/memory/vram_allocator.hpp"
 #include "runtime/queue/cmd_buffer.hpp"
 
 namespace tg::emu::test {

@@ -3,7 +3,7 @@
 // write-back word, and the overflow bit when the ring is full.
 #include <doctest/doctest.h>
 
-#include "emu_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
 #include "runtime/queue/sdma.hpp"
 
 using namespace tg::emu;

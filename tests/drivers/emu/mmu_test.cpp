@@ -2,7 +2,7 @@
 // an invalidation refreshes, faults latched in registers, and the system aperture.
 #include <doctest/doctest.h>
 
-#include "emu_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
 #include "runtime/queue/pm4.hpp"
 #include "runtime/queue/sdma.hpp"
 

@@ -2,7 +2,7 @@
 // through a ring in emulated VRAM that the driver's page tables map.
 #include <doctest/doctest.h>
 
-#include "emu_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
 #include "runtime/queue/pm4.hpp"
 
 using namespace tg::emu;

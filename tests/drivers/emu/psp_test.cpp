@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "drivers/emu/gpu.hpp"
-#include "emu_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
 
 using namespace tg::emu;
 using tg::emu::test::gfx11;

@@ -3,7 +3,7 @@
 // the MM_INDEX / MM_DATA window onto registers and, with bit 31, onto VRAM (facts 8.2).
 #include <doctest/doctest.h>
 
-#include "emu_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
 
 using namespace tg::emu;
 using namespace tg::emu::test;

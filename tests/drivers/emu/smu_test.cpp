@@ -3,7 +3,7 @@
 // warm-boot flags and every register but keeps VRAM), and a silent SMU.
 #include <doctest/doctest.h>
 
-#include "emu_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
 #include "runtime/queue/sdma.hpp"
 
 using namespace tg::emu;

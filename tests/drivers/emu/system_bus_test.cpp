@@ -2,7 +2,7 @@
 // in and out of host pages, fences and fills there, and a missing or failing bus is a page fault.
 #include <doctest/doctest.h>
 
-#include "emu_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
 #include "runtime/queue/pm4.hpp"
 #include "runtime/queue/sdma.hpp"
 

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "emu_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
 #include "runtime/queue/pm4.hpp"
 #include "runtime/queue/sdma.hpp"
 

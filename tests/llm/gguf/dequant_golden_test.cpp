@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "fixtures.hpp"
-#include "gguf/dequant_reference.hpp"
-#include "gguf/gguf_file.hpp"
+#include "tests/support/fixtures.hpp"
+#include "llm/gguf/dequant_reference.hpp"
+#include "llm/gguf/gguf_file.hpp"
 
 namespace tg::gguf {
 namespace {

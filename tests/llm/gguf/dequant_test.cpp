@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "gguf/dequant_reference.hpp"
-#include "gguf/float16.hpp"
+#include "llm/gguf/dequant_reference.hpp"
+#include "llm/gguf/float16.hpp"
 
 namespace tg::gguf {
 namespace {

@@ -8,10 +8,10 @@
 #include <span>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
-#include "gguf/dequant_reference.hpp"
-#include "gguf/gguf_file.hpp"
+#include "llm/gguf/dequant_reference.hpp"
+#include "llm/gguf/gguf_file.hpp"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "fuzz_seeds.hpp"
-#include "gguf/gguf_file.hpp"
+#include "tests/llm/gguf/fuzz_seeds.hpp"
+#include "llm/gguf/gguf_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "gguf/gguf_writer.hpp"
-#include "gguf_test_util.hpp"
+#include "llm/gguf/gguf_writer.hpp"
+#include "tests/llm/gguf/gguf_test_util.hpp"
 
 namespace tg::gguf::test {
 

@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "fixtures.hpp"
-#include "gguf/gguf_file.hpp"
+#include "tests/support/fixtures.hpp"
+#include "llm/gguf/gguf_file.hpp"
 
 namespace tg::gguf {
 namespace {

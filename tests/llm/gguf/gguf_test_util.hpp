@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
-#include "gguf/gguf_writer.hpp"
+#include "llm/gguf/gguf_writer.hpp"
 
 namespace tg::gguf::test {
 

@@ -1,7 +1,7 @@
 // tensor_type_test.cpp: the type table matches llm-facts.md §2.1, and row sizes follow it.
 #include <doctest/doctest.h>
 
-#include "gguf/tensor_type.hpp"
+#include "llm/gguf/tensor_type.hpp"
 
 namespace tg::gguf {
 namespace {

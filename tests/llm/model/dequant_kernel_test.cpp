@@ -5,13 +5,13 @@
 #include <cmath>
 #include <vector>
 
-#include "fixtures.hpp"
-#include "gguf/dequant_reference.hpp"
-#include "gguf/gguf_file.hpp"
-#include "model/activation_kernels.hpp"
-#include "model/dequant_kernel.hpp"
-#include "model/launch_vars.hpp"
-#include "model/linear_kernels.hpp"
+#include "tests/support/fixtures.hpp"
+#include "llm/gguf/dequant_reference.hpp"
+#include "llm/gguf/gguf_file.hpp"
+#include "llm/model/activation_kernels.hpp"
+#include "llm/model/dequant_kernel.hpp"
+#include "llm/model/launch_vars.hpp"
+#include "llm/model/linear_kernels.hpp"
 
 namespace {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "fixtures.hpp"
-#include "gguf/gguf_file.hpp"
-#include "logits_compare.hpp"
-#include "model/transformer.hpp"
+#include "tests/support/fixtures.hpp"
+#include "llm/gguf/gguf_file.hpp"
+#include "tests/llm/model/logits_compare.hpp"
+#include "llm/model/transformer.hpp"
 
 namespace {
 

@@ -10,11 +10,11 @@
 #include <random>
 #include <vector>
 
-#include "gguf/dequant_reference.hpp"
-#include "gguf/tensor_type.hpp"
-#include "model/activation_kernels.hpp"
-#include "model/launch_vars.hpp"
-#include "model/linear_kernels.hpp"
+#include "llm/gguf/dequant_reference.hpp"
+#include "llm/gguf/tensor_type.hpp"
+#include "llm/model/activation_kernels.hpp"
+#include "llm/model/launch_vars.hpp"
+#include "llm/model/linear_kernels.hpp"
 
 namespace {
 

@@ -1,10 +1,10 @@
 // reference_forward.cpp: the forward pass of llm-facts §3.2 written as directly as possible.
-#include "reference_forward.hpp"
+#include "tests/llm/model/reference_forward.hpp"
 
 #include <cmath>
 #include <string>
 
-#include "gguf/dequant_reference.hpp"
+#include "llm/gguf/dequant_reference.hpp"
 
 namespace tg::test {
 namespace {

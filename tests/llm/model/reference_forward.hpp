@@ -5,8 +5,8 @@
 #include <span>
 #include <vector>
 
-#include "gguf/gguf_file.hpp"
-#include "model/model_config.hpp"
+#include "llm/gguf/gguf_file.hpp"
+#include "llm/model/model_config.hpp"
 
 namespace tg::test {
 

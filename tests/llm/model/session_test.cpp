@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <string>
 
-#include "model/session.hpp"
-#include "synth/model_writer.hpp"
+#include "llm/model/session.hpp"
+#include "llm/synth/model_writer.hpp"
 
 namespace {
 

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <string>
 
-#include "logits_compare.hpp"
-#include "model/transformer.hpp"
-#include "reference_forward.hpp"
-#include "synth/model_writer.hpp"
+#include "tests/llm/model/logits_compare.hpp"
+#include "llm/model/transformer.hpp"
+#include "tests/llm/model/reference_forward.hpp"
+#include "llm/synth/model_writer.hpp"
 
 namespace {
 

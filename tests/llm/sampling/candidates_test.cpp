@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "sampling/candidates.hpp"
+#include "llm/sampling/candidates.hpp"
 
 namespace tg::sampling {
 namespace {

@@ -5,9 +5,9 @@
 #include <limits>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
-#include "sampling/greedy.hpp"
+#include "llm/sampling/greedy.hpp"
 
 namespace tg::sampling {
 

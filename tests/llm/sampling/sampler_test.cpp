@@ -9,10 +9,10 @@
 #include <set>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
-#include "sampling/greedy.hpp"
-#include "sampling/sampler.hpp"
+#include "llm/sampling/greedy.hpp"
+#include "llm/sampling/sampler.hpp"
 
 namespace tg::sampling {
 namespace {

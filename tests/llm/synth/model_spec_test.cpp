@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "synth/model_presets.hpp"
-#include "synth/model_spec.hpp"
-#include "synth/type_mix.hpp"
+#include "llm/synth/model_presets.hpp"
+#include "llm/synth/model_spec.hpp"
+#include "llm/synth/type_mix.hpp"
 
 namespace tg::synth {
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "synth/tensor_plan.hpp"
-#include "synth/tensor_values.hpp"
-#include "synth/type_mix.hpp"
-#include "synth_test_util.hpp"
+#include "llm/synth/tensor_plan.hpp"
+#include "llm/synth/tensor_values.hpp"
+#include "llm/synth/type_mix.hpp"
+#include "tests/llm/synth/synth_test_util.hpp"
 
 namespace tg::synth {
 namespace {

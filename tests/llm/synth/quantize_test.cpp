@@ -7,11 +7,11 @@
 #include <random>
 #include <vector>
 
-#include "gguf/dequant_reference.hpp"
-#include "gguf/float16.hpp"
-#include "synth/float_encode.hpp"
-#include "synth/quantize.hpp"
-#include "synth_test_util.hpp"
+#include "llm/gguf/dequant_reference.hpp"
+#include "llm/gguf/float16.hpp"
+#include "llm/synth/float_encode.hpp"
+#include "llm/synth/quantize.hpp"
+#include "tests/llm/synth/synth_test_util.hpp"
 
 namespace tg::synth {
 namespace {

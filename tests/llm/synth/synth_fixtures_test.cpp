@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "fixtures.hpp"
-#include "gguf/dequant_reference.hpp"
-#include "gguf/gguf_file.hpp"
-#include "synth/quantize.hpp"
-#include "synth/vocabulary.hpp"
-#include "synth_test_util.hpp"
+#include "tests/support/fixtures.hpp"
+#include "llm/gguf/dequant_reference.hpp"
+#include "llm/gguf/gguf_file.hpp"
+#include "llm/synth/quantize.hpp"
+#include "llm/synth/vocabulary.hpp"
+#include "tests/llm/synth/synth_test_util.hpp"
 
 namespace tg::synth {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "gguf/dequant_reference.hpp"
-#include "gguf/gguf_file.hpp"
-#include "synth/model_writer.hpp"
+#include "llm/gguf/dequant_reference.hpp"
+#include "llm/gguf/gguf_file.hpp"
+#include "llm/synth/model_writer.hpp"
 
 namespace tg::synth::test {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "gguf/gguf_file.hpp"
-#include "synth/vocabulary.hpp"
+#include "llm/gguf/gguf_file.hpp"
+#include "llm/synth/vocabulary.hpp"
 
 namespace tg::synth {
 namespace {

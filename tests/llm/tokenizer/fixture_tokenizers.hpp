@@ -4,9 +4,9 @@
 #include <map>
 #include <string>
 
-#include "fixtures.hpp"
-#include "gguf/gguf_file.hpp"
-#include "tokenizer/tokenizer.hpp"
+#include "tests/support/fixtures.hpp"
+#include "llm/gguf/gguf_file.hpp"
+#include "llm/tokenizer/tokenizer.hpp"
 
 namespace tg::tokenizer::test {
 

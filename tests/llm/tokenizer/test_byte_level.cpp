@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "tokenizer/byte_level.hpp"
+#include "llm/tokenizer/byte_level.hpp"
 
 namespace bl = tg::tokenizer::byte_level;
 

@@ -1,9 +1,9 @@
 // test_chat_template.cpp: recognizing templates and rendering each style.
 #include <doctest/doctest.h>
 
-#include "tg/error.hpp"
-#include "tiny_vocab.hpp"
-#include "tokenizer/chat_template.hpp"
+#include <tg/core/error.hpp>
+#include "tests/llm/tokenizer/tiny_vocab.hpp"
+#include "llm/tokenizer/chat_template.hpp"
 
 using namespace tg::tokenizer;
 using messages = std::vector<chat_message>;

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "fixture_tokenizers.hpp"
-#include "tokenizer/byte_level.hpp"
-#include "tokenizer/chat_template.hpp"
+#include "tests/llm/tokenizer/fixture_tokenizers.hpp"
+#include "llm/tokenizer/byte_level.hpp"
+#include "llm/tokenizer/chat_template.hpp"
 
 using namespace tg::tokenizer;
 using ids = std::vector<token_id>;

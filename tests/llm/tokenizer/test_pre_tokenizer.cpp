@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "tg/error.hpp"
-#include "tokenizer/pre_tokenizer.hpp"
+#include <tg/core/error.hpp>
+#include "llm/tokenizer/pre_tokenizer.hpp"
 
 using tg::tokenizer::pre_tokenizer;
 using tg::tokenizer::pre_tokenizer_kind;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "fixture_tokenizers.hpp"
+#include "tests/llm/tokenizer/fixture_tokenizers.hpp"
 
 using namespace tg::tokenizer;
 

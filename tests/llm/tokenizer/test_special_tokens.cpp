@@ -1,9 +1,9 @@
 // test_special_tokens.cpp: special-token parsing, BOS/EOS and end-of-generation ids.
 #include <doctest/doctest.h>
 
-#include "tg/error.hpp"
-#include "tiny_vocab.hpp"
-#include "tokenizer/tokenizer.hpp"
+#include <tg/core/error.hpp>
+#include "tests/llm/tokenizer/tiny_vocab.hpp"
+#include "llm/tokenizer/tokenizer.hpp"
 
 using namespace tg::tokenizer;
 using tg::tokenizer::test::tiny_bpe;

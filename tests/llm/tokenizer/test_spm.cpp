@@ -1,8 +1,8 @@
 // test_spm.cpp: SentencePiece (llama.cpp's algorithm) on a hand-made vocabulary.
 #include <doctest/doctest.h>
 
-#include "tiny_vocab.hpp"
-#include "tokenizer/tokenizer.hpp"
+#include "tests/llm/tokenizer/tiny_vocab.hpp"
+#include "llm/tokenizer/tokenizer.hpp"
 
 using namespace tg::tokenizer;
 using tg::tokenizer::test::scored_piece;

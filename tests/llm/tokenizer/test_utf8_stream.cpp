@@ -1,7 +1,7 @@
 // test_utf8_stream.cpp: the incremental UTF-8 decoder holds back partial characters.
 #include <doctest/doctest.h>
 
-#include "tokenizer/utf8_stream.hpp"
+#include "llm/tokenizer/utf8_stream.hpp"
 
 using tg::tokenizer::utf8_stream;
 

@@ -1,11 +1,11 @@
 // test_vocabulary_from_gguf.cpp: the GGUF adapter on small files written in memory.
 #include <doctest/doctest.h>
 
-#include "gguf/gguf_file.hpp"
-#include "gguf/gguf_writer.hpp"
-#include "tg/error.hpp"
-#include "tokenizer/tokenizer.hpp"
-#include "tokenizer/vocabulary_from_gguf.hpp"
+#include "llm/gguf/gguf_file.hpp"
+#include "llm/gguf/gguf_writer.hpp"
+#include <tg/core/error.hpp>
+#include "llm/tokenizer/tokenizer.hpp"
+#include "llm/tokenizer/vocabulary_from_gguf.hpp"
 
 using namespace tg::tokenizer;
 using tg::gguf::meta_value;

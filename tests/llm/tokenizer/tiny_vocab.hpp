@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/byte_level.hpp"
-#include "tokenizer/vocabulary.hpp"
+#include "llm/tokenizer/byte_level.hpp"
+#include "llm/tokenizer/vocabulary.hpp"
 
 namespace tg::tokenizer::test {
 

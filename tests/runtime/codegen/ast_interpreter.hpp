@@ -10,7 +10,7 @@
 #include <map>
 #include <span>
 #include <tg/ast/node.hpp>
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 #include <vector>
 
 namespace tg::test {

@@ -6,14 +6,14 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
-#include <drivers/cpu/orc_jit.hpp>
+#include "drivers/cpu/orc_jit.hpp"
 #include <random>
-#include <runtime/codegen/llvm_kernel.hpp>
-#include <runtime/opt/heuristic.hpp>
+#include "runtime/codegen/llvm_kernel.hpp"
+#include "runtime/opt/heuristic.hpp"
 #include <tg/tg.hpp>
 
-#include "../../dsl/reference.hpp"
-#include "ast_interpreter.hpp"
+#include "tests/dsl/reference.hpp"
+#include "tests/runtime/codegen/ast_interpreter.hpp"
 
 namespace {
 

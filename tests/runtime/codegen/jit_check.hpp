@@ -8,13 +8,13 @@
 
 #include <cmath>
 #include <cstring>
-#include <drivers/cpu/orc_jit.hpp>
+#include "drivers/cpu/orc_jit.hpp"
 #include <random>
-#include <runtime/codegen/llvm_kernel.hpp>
-#include <runtime/opt/heuristic.hpp>
+#include "runtime/codegen/llvm_kernel.hpp"
+#include "runtime/opt/heuristic.hpp"
 #include <tg/tg.hpp>
 
-#include "ast_interpreter.hpp"
+#include "tests/runtime/codegen/ast_interpreter.hpp"
 
 namespace tg::test {
 

@@ -2,7 +2,7 @@
 // nested (pairs summed inside lanes, as the int8 matmul does), around loops, with values
 // from the enclosing lanes used inside, under several loop shapes (scalar-lane tiles, and a
 // vector output range, where the hint falls back to a loop), against the AST interpreter.
-#include "jit_check.hpp"
+#include "tests/runtime/codegen/jit_check.hpp"
 
 namespace {
 

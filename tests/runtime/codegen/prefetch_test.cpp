@@ -5,10 +5,10 @@
 // survives specialization and prints with its buffer.
 #include <llvm/Support/raw_ostream.h>
 
-#include <runtime/opt/specialize.hpp>
+#include "runtime/opt/specialize.hpp"
 #include <tg/ast/print.hpp>
 
-#include "jit_check.hpp"
+#include "tests/runtime/codegen/jit_check.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/device/device.hpp"
+#include <tg/device.hpp>
 
 namespace {
 
@@ -25,7 +25,7 @@ class recording_backend final : public tg::backend {
 };
 
 tg::backend_factory recorder(const std::string& kind) {
-  return [kind](const std::string& args) { return std::make_shared<recording_backend>(kind, args); };
+  return [kind](const std::string& args, const tg::device_options&) { return std::make_shared<recording_backend>(kind, args); };
 }
 
 const tg::backend_registration outer("LOOKUPTEST", recorder("LOOKUPTEST"));

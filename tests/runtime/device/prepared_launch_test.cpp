@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "drivers/cpu/thread_pool.hpp"
-#include "runtime/device/device.hpp"
+#include <tg/device.hpp>
 
 namespace {
 

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <random>
 
-#include "memory/va_allocator.hpp"
-#include "memory/vram_allocator.hpp"
-#include "tg/error.hpp"
+#include "runtime/memory/va_allocator.hpp"
+#include "runtime/memory/vram_allocator.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::memory;
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "memory/address.hpp"
-#include "memory/map_plan.hpp"
-#include "memory/page_table_walker.hpp"
-#include "memory/pte_format.hpp"
-#include "memory/tlb_invalidator.hpp"
-#include "tg/error.hpp"
+#include "runtime/memory/address.hpp"
+#include "runtime/memory/map_plan.hpp"
+#include "runtime/memory/page_table_walker.hpp"
+#include "runtime/memory/pte_format.hpp"
+#include "runtime/memory/tlb_invalidator.hpp"
+#include <tg/core/error.hpp>
 
 namespace tg::memory::test {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <random>
 
-#include "page_table_rig.hpp"
-#include "tg/error.hpp"
+#include "tests/runtime/memory/page_table_rig.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::memory;
 using namespace tg::memory::test;

@@ -3,11 +3,11 @@
 #pragma once
 #include <cstdint>
 
-#include "mapping_model.hpp"
-#include "memory/host_vram.hpp"
-#include "memory/page_table.hpp"
-#include "memory/page_table_walker.hpp"
-#include "memory/vram_allocator.hpp"
+#include "tests/runtime/memory/mapping_model.hpp"
+#include "runtime/memory/host_vram.hpp"
+#include "runtime/memory/page_table.hpp"
+#include "runtime/memory/page_table_walker.hpp"
+#include "runtime/memory/vram_allocator.hpp"
 
 namespace tg::memory::test {
 

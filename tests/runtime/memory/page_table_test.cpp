@@ -2,7 +2,7 @@
 // independent walker; page-size and fragment choice; errors.
 #include <doctest/doctest.h>
 
-#include "page_table_rig.hpp"
+#include "tests/runtime/memory/page_table_rig.hpp"
 
 using namespace tg::memory;
 using namespace tg::memory::test;

@@ -9,9 +9,9 @@
 // amdgpu_vm_pt.c:686-687 (PDB leaves get PDE_PTE_FLAG), kfd_svm.c:1333 (gfx12 PTEs get IS_PTE).
 #include <doctest/doctest.h>
 
-#include "memory/host_vram.hpp"
-#include "memory/page_table_walker.hpp"
-#include "memory/pte_format.hpp"
+#include "runtime/memory/host_vram.hpp"
+#include "runtime/memory/page_table_walker.hpp"
+#include "runtime/memory/pte_format.hpp"
 
 using namespace tg::memory;
 

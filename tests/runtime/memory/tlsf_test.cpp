@@ -7,8 +7,8 @@
 #include <map>
 #include <random>
 
-#include "memory/tlsf.hpp"
-#include "tg/error.hpp"
+#include "runtime/memory/tlsf.hpp"
+#include <tg/core/error.hpp>
 
 using tg::memory::tlsf;
 using tg::memory::tlsf_block;

@@ -5,9 +5,9 @@
 // (4.3), POLL_REGMEM 0xD0000008 ... 0x0FFF0004 (4.5), TIMESTAMP 0x0000020D (4.6).
 #include <doctest/doctest.h>
 
-#include "host_arena.hpp"
+#include "tests/runtime/queue/host_arena.hpp"
 #include "runtime/queue/emit_signal.hpp"
-#include "words.hpp"
+#include "tests/runtime/queue/words.hpp"
 
 using namespace tg::queue;
 using tg::test::check_pm4;

@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
-#include "host_arena.hpp"
+#include "tests/runtime/queue/host_arena.hpp"
 
 namespace tg::test {
 

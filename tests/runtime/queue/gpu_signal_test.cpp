@@ -4,7 +4,7 @@
 #include <chrono>
 #include <thread>
 
-#include "host_arena.hpp"
+#include "tests/runtime/queue/host_arena.hpp"
 #include "runtime/queue/gpu_signal.hpp"
 #include "runtime/queue/timeline.hpp"
 

@@ -7,7 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "runtime/queue/pm4.hpp"
-#include "words.hpp"
+#include "tests/runtime/queue/words.hpp"
 
 using namespace tg::queue;
 using namespace tg::queue::pm4;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "fake_pm4_engine.hpp"
-#include "queue_rig.hpp"
+#include "tests/runtime/queue/fake_pm4_engine.hpp"
+#include "tests/runtime/queue/queue_rig.hpp"
 #include "runtime/queue/queue_compute.hpp"
 
 using namespace tg::queue;

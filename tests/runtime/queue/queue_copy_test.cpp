@@ -7,8 +7,8 @@
 #include <cstring>
 #include <random>
 
-#include "fake_sdma_engine.hpp"
-#include "queue_rig.hpp"
+#include "tests/runtime/queue/fake_sdma_engine.hpp"
+#include "tests/runtime/queue/queue_rig.hpp"
 #include "runtime/queue/queue_copy.hpp"
 #include "runtime/queue/sdma.hpp"
 

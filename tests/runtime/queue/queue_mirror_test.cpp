@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "queue_rig.hpp"
+#include "tests/runtime/queue/queue_rig.hpp"
 #include "runtime/queue/gpu_signal.hpp"
 #include "runtime/queue/queue_compute.hpp"
 

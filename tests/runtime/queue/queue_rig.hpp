@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "host_arena.hpp"
+#include "tests/runtime/queue/host_arena.hpp"
 #include "runtime/queue/ring.hpp"
 
 namespace tg::test {

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include <tg/error.hpp>
+#include <tg/core/error.hpp>
 
-#include "fake_pm4_engine.hpp"
-#include "queue_rig.hpp"
+#include "tests/runtime/queue/fake_pm4_engine.hpp"
+#include "tests/runtime/queue/queue_rig.hpp"
 #include "runtime/queue/emit_signal.hpp"
 #include "runtime/queue/queue_compute.hpp"
 

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "queue_rig.hpp"
+#include "tests/runtime/queue/queue_rig.hpp"
 #include "runtime/queue/ring_pm4.hpp"
 
 using namespace tg::queue;

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "queue_rig.hpp"
+#include "tests/runtime/queue/queue_rig.hpp"
 #include "runtime/queue/ring_sdma.hpp"
 #include "runtime/queue/sdma.hpp"
 #include "runtime/queue/sdma_packet_size.hpp"

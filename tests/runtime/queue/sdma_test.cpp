@@ -6,7 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "runtime/queue/sdma.hpp"
-#include "words.hpp"
+#include "tests/runtime/queue/words.hpp"
 
 using namespace tg::queue;
 using namespace tg::queue::sdma;

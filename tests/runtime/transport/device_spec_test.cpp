@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "runtime/transport/device_spec.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::transport;
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "drivers/emu/machine/emulated_machine.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg;
 using emu::emulated_bus;

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "../../amd/am_dispatch.hpp"
+#include "tests/drivers/amd/am_dispatch.hpp"
 #include "drivers/amd/am_device.hpp"
 #include "drivers/emu/machine/emulated_machine.hpp"
 #include "runtime/queue/pm4.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg;
 using namespace std::chrono_literals;

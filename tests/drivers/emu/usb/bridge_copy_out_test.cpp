@@ -4,8 +4,8 @@
 // bulk IN. Checks the lock order: host requests call into the gpu while its worker calls the bridge.
 #include <random>
 
-#include "../emu_rig.hpp"
-#include "bridge_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
+#include "tests/drivers/emu/usb/bridge_rig.hpp"
 #include "runtime/queue/sdma.hpp"
 
 namespace sdma = tg::queue::sdma;

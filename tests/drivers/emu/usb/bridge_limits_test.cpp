@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "bridge_rig.hpp"
+#include "tests/drivers/emu/usb/bridge_rig.hpp"
 
 using namespace tg::emu;
 using namespace tg::emu::usb;

@@ -1,7 +1,7 @@
 // bridge_requests_test.cpp: the emulated ASM2464 bridge answers the requests of facts 7.2-7.6 as
 // the custom firmware does: descriptors, the link, config TLPs, BAR-routed memory streams and
 // the SRAM path, checked against values from the facts and against the GPU seen directly.
-#include "bridge_rig.hpp"
+#include "tests/drivers/emu/usb/bridge_rig.hpp"
 
 using namespace tg::emu;
 using namespace tg::emu::usb;

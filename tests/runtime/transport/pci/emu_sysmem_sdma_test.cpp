@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "drivers/emu/pci/emu_sysmem.hpp"
-#include "emu_rig.hpp"
+#include "tests/drivers/emu/emu_rig.hpp"
 #include "runtime/queue/sdma.hpp"
 
 using namespace tg::emu;

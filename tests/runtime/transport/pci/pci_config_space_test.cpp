@@ -6,7 +6,7 @@
 #include <bit>
 
 #include "drivers/emu/pci/pci_config_space.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::emu;
 

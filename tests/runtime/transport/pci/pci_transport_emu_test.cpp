@@ -8,7 +8,7 @@
 #include "drivers/emu/pci/emu_pci_host.hpp"
 #include "runtime/transport/pci/pci_devices.hpp"
 #include "runtime/transport/pci/pci_transport.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::transport;
 using namespace tg::transport::pci;

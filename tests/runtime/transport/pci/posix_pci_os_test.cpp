@@ -14,7 +14,7 @@
 #include "runtime/transport/pci/pci_text.hpp"
 #include "runtime/transport/pci/pci_transport.hpp"
 #include "runtime/transport/pci/posix_pci_os.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::transport;
 using namespace tg::transport::pci;

@@ -3,7 +3,7 @@
 //   fake_bridge b; b.tlp_return_failures = 3;
 //
 // Not thread-safe.
-#include "fake_bridge.hpp"
+#include "tests/runtime/transport/usb/fake_bridge.hpp"
 
 #include <algorithm>
 #include <bit>

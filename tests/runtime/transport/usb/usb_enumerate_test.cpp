@@ -2,11 +2,11 @@
 // behind the bridge (facts 7.5), checked write by write against values worked out from the facts.
 #include <doctest/doctest.h>
 
-#include "fake_bridge.hpp"
+#include "tests/runtime/transport/usb/fake_bridge.hpp"
 #include "runtime/transport/usb/link.hpp"
 #include "runtime/transport/usb/pcie_enumerate.hpp"
 #include "runtime/transport/usb/usb_device.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::transport::usb;
 using tg::transport::usb::testing::fake_backend;

@@ -4,10 +4,10 @@
 
 #include <unistd.h>
 
-#include "fake_bridge.hpp"
+#include "tests/runtime/transport/usb/fake_bridge.hpp"
 #include "runtime/transport/usb/process_lock.hpp"
 #include "runtime/transport/usb/usb_device.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::transport::usb;
 using tg::transport::usb::testing::fake_backend;

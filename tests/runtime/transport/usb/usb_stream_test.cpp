@@ -5,10 +5,10 @@
 
 #include <numeric>
 
-#include "fake_bridge.hpp"
+#include "tests/runtime/transport/usb/fake_bridge.hpp"
 #include "runtime/transport/usb/pcie_stream.hpp"
 #include "runtime/transport/usb/usb_device.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::transport::usb;
 using tg::transport::usb::testing::fake_backend;

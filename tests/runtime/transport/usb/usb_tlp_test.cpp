@@ -2,10 +2,10 @@
 // wire (facts 7.3, 7.4), completion decoding, the return-status retries and completion errors.
 #include <doctest/doctest.h>
 
-#include "fake_bridge.hpp"
+#include "tests/runtime/transport/usb/fake_bridge.hpp"
 #include "runtime/transport/usb/tlp.hpp"
 #include "runtime/transport/usb/usb_device.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::transport::usb;
 using tg::transport::usb::testing::fake_backend;

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "fake_bridge.hpp"
+#include "tests/runtime/transport/usb/fake_bridge.hpp"
 #include "runtime/transport/usb/usb_transport.hpp"
-#include "tg/error.hpp"
+#include <tg/core/error.hpp>
 
 using namespace tg::transport::usb;
 using tg::transport::usb::testing::fake_backend;

@@ -1,0 +1,18 @@
+// options.hpp: how a model is opened: the device, its threads, the context and chunk sizes.
+// Messages (loading, warm-up, kernel times) go to tg::log; see <tg/log.hpp>.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace tg::llm {
+
+struct model_options {
+  std::string device = "CPU";       // a tg::device name: "CPU", "AMD", "AMD:EMU", ...
+  int threads = 0;                  // CPU worker threads; 0: $TG_THREADS, else one per hardware thread
+  std::int64_t max_context = 4096;  // KV-cache length in tokens; capped at the model's own context
+  std::int64_t chunk_size = 32;     // the most prompt tokens one forward pass takes
+  // Compile and run every kernel once before open() returns, so the first request is not slow.
+  bool warm_up = true;
+};
+
+}  // namespace tg::llm

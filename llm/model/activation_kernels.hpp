@@ -1,0 +1,32 @@
+// activation_kernels.hpp: activations rounded to 8 bits per block, once per matmul input, so
+// quantized matmuls multiply integers (llm-facts §2.3's Q8_0 scheme applied to x).
+//
+// Row t's block b of `block` values (32, or 256 for K-quant matmuls, as llama.cpp's Q8_K)
+// holds q[j] = round(x[b * block + j] / s) with s = max|x over the block| / 127 (0 when the
+// block is zero), so |q| <= 127. The values are stored as int16 (not int8): the matmul's
+// integer dot product sign-extends only the weight side then (pmaddwd).
+#pragma once
+#include <cstdint>
+
+#include <tg/ast/kernel_builder.hpp>
+
+#include "llm/model/launch_vars.hpp"
+
+namespace tg::model {
+
+inline constexpr std::int64_t activation_block = 32;  // the smallest block, and the sums' group
+
+// xs[t][b] = s for t < rows, of x row t + first (first may be -1: none).
+// Slots: 0 xs (float32, rows × K / block), 1 x (float32).
+ast::kernel activation_scale_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block = activation_block);
+
+// xq[t][k] = q. Slots: 0 xq (int16, rows × K), 1 x (float32), 2 xs (from the kernel above).
+ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block = activation_block);
+
+// Per 32-value group g of row t, for weights with a per-group offset (Q4_1, Q5_1, Q4_K,
+// Q5_K): with 32-value blocks xsum[t][g] = s * sum_j q[j] (float32); with 256-value blocks
+// the integer sum_j q[j] (int32), which a K-quant matmul scales once per super-block.
+// Slots: 0 xsum (rows × K / 32), 1 xq, and with 32-value blocks 2 xs.
+ast::kernel activation_sum_kernel(std::int64_t K, launch_var rows, std::int64_t block = activation_block);
+
+}  // namespace tg::model

@@ -1,0 +1,47 @@
+// attention_kernels.hpp: RoPE, the KV-cache write, and causal attention over the cache as
+// separate kernels: scores, row max, row sum of exponentials, probabilities, then the
+// weighted sum of V.
+//
+// Layouts: q/k/v activations are [t][head][head_dim] (the matmul output); each layer's
+// cache is [kv_head][max_context][head_dim]; scores are [head][t][ctx] with
+// ctx = start_pos + T, so every kernel takes T and start_pos as launch variables.
+#pragma once
+#include <cstdint>
+
+#include <tg/ast/kernel_builder.hpp>
+
+#include "llm/model/model_config.hpp"
+
+namespace tg::model {
+
+struct attention_shape {
+  std::int64_t n_head = 0, n_kv_head = 0, head_dim = 0, max_context = 0;
+  rope_style rope = rope_style::norm;
+};
+
+// RoPE at positions start_pos + t of x[t][h][d] (`heads` heads). to_cache: store into a cache
+// [h][max_context][d] at those positions (keys), else into y[t][h][d] (queries).
+// Slots: 0 y or cache, 1 x, 2 cos table, 3 sin table ([position][head_dim / 2]).
+ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache);
+
+// cache[h][start_pos + t][d] = v[t][h][d]. Slots: 0 cache, 1 v.
+ast::kernel cache_store_kernel(const attention_shape& s);
+
+// s[h][t][c] = q[t][h]·K[h / group][c] / sqrt(head_dim), or -1e30 where c > start_pos + t.
+// Slots: 0 s, 1 q, 2 key cache.
+ast::kernel scores_kernel(const attention_shape& s);
+
+// m[h][t] = max_c s[h][t][c]. Slots: 0 m, 1 s.
+ast::kernel softmax_max_kernel(const attention_shape& s);
+
+// l[h][t] = sum_c exp(s[h][t][c] - m[h][t]). Slots: 0 l, 1 s, 2 m.
+ast::kernel softmax_sum_kernel(const attention_shape& s);
+
+// p[h][t][c] = exp(s[h][t][c] - m[h][t]) / l[h][t]. Slots: 0 p, 1 s, 2 m, 3 l; p may be s
+// (each element is read, then written, by one step).
+ast::kernel softmax_probs_kernel(const attention_shape& s);
+
+// o[t][h][d] = sum_c p[h][t][c] * V[h / group][c][d]. Slots: 0 o, 1 p, 2 value cache.
+ast::kernel attend_kernel(const attention_shape& s);
+
+}  // namespace tg::model

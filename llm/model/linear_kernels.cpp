@@ -1,0 +1,218 @@
+// linear_kernels.cpp: embedding gather and quantized matmul, dequantizing inside the kernel.
+#include "llm/model/linear_kernels.hpp"
+
+#include "llm/model/dequant_kernel.hpp"
+
+namespace tg::model {
+
+ast::kernel embedding_kernel(const weight& table) {
+  kernel_builder kb;
+  const std::int64_t gs = group_size(table.type, table.cols);
+  auto t = kb.output_range(kb.variable(var_tokens));
+  auto i = kb.output_range(table.cols);
+  auto row = kb.cast(dtype::int64, kb.load<std::int32_t>(2, t));
+  kb.store(0, t * table.cols + i, dequant(kb, 1, table.type, table.row_bytes, row, i / gs, i % gs));
+  return kb.finish();
+}
+
+namespace {
+
+// The loop shape of a matmul: rows and tokens per step (scalar lanes of a register tile),
+// and for types with a lane form, the vector width across a 32-value group.
+struct matmul_shape {
+  int row_lanes = 1, token_lanes = 1;
+  int width = 32;
+  int int_lanes = 16;  // integer form: float accumulator lanes, 16 or 8
+};
+
+// Software prefetch of the weight stream: each step of a matmul's group loop asks for the
+// cache lines `prefetch_distance` bytes past those it reads now. Without it the dot products'
+// compute leaves too few lines in flight: a Q8_0 matvec of 8192 x 2048 on znver3 with 2
+// threads reads 29 GB/s, and 38-40 GB/s with lines asked for 2-8 KiB ahead (a plain read of
+// the same bytes, no prefetch: 34-41 GB/s). In the 1B Q8_0 model 2 KiB ahead decoded 24.2
+// tok/s against 23.0 at 4 KiB.
+constexpr std::int64_t prefetch_distance = 2048;
+
+// `value` after prefetches for the step `step` of `steps_per_row` over weight row n: one per
+// 64-byte line the step reads (a step of a fraction of a line still asks once). Only for
+// decode (one token lane): prefill's tiles compute several tokens per weight byte and are
+// bound by that compute, not by the stream.
+kvalue prefetch_ahead(kernel_builder& kb, const weight& w, const matmul_shape& shape, kvalue n, kvalue step,
+                      std::int64_t steps_per_row, kvalue value) {
+  if (shape.token_lanes > 1) return value;
+  const std::int64_t step_bytes = w.row_bytes / steps_per_row;
+  auto at = n * w.row_bytes + step * step_bytes + prefetch_distance;
+  for (std::int64_t line = 0; line * 64 < step_bytes; ++line) value = kb.prefetch(1, at + line * 64, value);
+  return value;
+}
+
+// Output rows n outermost: the CPU backend splits that loop over threads, and at decode
+// (one token) the weight rows are the only parallel work there is.
+ast::kernel build_matmul(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_shape shape) {
+  kernel_builder kb;
+  const std::int64_t K = w.cols, N = w.rows;
+  auto n = kb.output_range(N);
+  auto t = kb.output_range(kb.variable(rows));
+  kb.output_range(1);  // keeps the default opts from tiling rows into vector lanes (gathers across rows)
+  auto x_row = first >= 0 ? t + kb.variable(first) : t;
+  kvalue acc;
+  if (has_lane_dequant(w.type) && K % 32 == 0) {
+    // sum over lanes l (one vector) of sum over groups g of W * x: the accumulators are
+    // vectors across the whole row, summed horizontally once. A group narrower than the
+    // vector is written out as 32 / width terms, so the group's scales load once.
+    auto g = kb.reduce_range(K / 32);
+    auto l = kb.reduce_range(shape.width);
+    kvalue term;
+    for (int sub = 0; sub < 32 / shape.width; ++sub) {
+      auto j = sub == 0 ? l : l + kb.index(sub * shape.width);
+      auto p = dequant_lanes(kb, 1, w.type, w.row_bytes, n, g, j) * kb.load<float>(2, x_row * K + g * 32 + j);
+      term = sub == 0 ? p : term + p;
+    }
+    acc = kb.sum_lanes(kb.sum(prefetch_ahead(kb, w, shape, n, g, K / 32, term), g), l);
+  } else {
+    // One lane: LLVM vectorizes the inner reduce over a group instead.
+    const std::int64_t gs = group_size(w.type, w.cols);
+    auto g = kb.reduce_range(K / gs);
+    auto j = kb.reduce_range(gs);
+    auto x = kb.load<float>(2, x_row * K + g * gs + j);
+    acc = kb.sum(kb.sum(dequant(kb, 1, w.type, w.row_bytes, n, g, j) * x, j), g);
+    shape.row_lanes = 1;
+  }
+  if (epilogue.bias) acc = acc + kb.load<float>(4, n);
+  if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);
+  kb.store(0, t * N + n, acc);
+  ast::kernel k = kb.finish();
+  if (N % shape.row_lanes != 0) shape.row_lanes = 1;
+  if (shape.row_lanes > 1 || shape.token_lanes > 1) {
+    k.upcast = {shape.row_lanes, shape.token_lanes, 1};
+    k.vector_lanes = false;
+  }
+  return k;
+}
+
+// Quantized weights in integer form (dequant_kernel.hpp: W = a * q - b) times 8-bit
+// activations (activation_kernels.hpp: x = s * xq). The dot is written as lanes l
+// (shape.int_lanes: 16, or 8 over each half of a 32-value group) times pairs e (2): the
+// codegen lays l and e out as neighbouring lanes and sums each pair, which x86 lowers to a
+// widening and a pmaddwd per 16 values (the codegen freezes each pair sum, so that adding
+// two halves' sums as integers keeps both pmaddwd).
+//
+// 32-value types (Q8_0, Q4/Q5_0/1; activations rounded per 32 values): per group the
+// integer dot sum q * xq, converted and scaled by a * s into float accumulators, less
+// b * (s * sum xq).
+//
+// K-quants (activations rounded per 256 values, so one s per super-block): the 8 sub-blocks
+// are written out and their dots times the integer scales a summed as integers; per
+// super-block one conversion scaled by d * s, less dmin * s * (sum over sub-blocks of the
+// integer min b times the sub-block's integer sum of xq). No sum overflows an int32: at
+// most 256 * 127 * 63 * 31 (Q5_K) or 256 * 127 * 128 * 32 (Q6_K).
+ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue epilogue, matmul_shape shape) {
+  kernel_builder kb;
+  const std::int64_t K = w.cols, N = w.rows, lanes = int_form_in_halves(w.type) ? 8 : shape.int_lanes;
+  const std::int64_t per_block = int_form_group(w.type) / 32;  // 32-value groups per weight block
+  const std::int64_t scale_block = activation_block_for(w), scales = K / scale_block;
+  auto n = kb.output_range(N);
+  auto t = kb.output_range(kb.variable(rows));
+  kb.output_range(1);
+  auto g = kb.reduce_range(K / 32 / per_block);  // weight blocks
+  auto l = kb.reduce_range(lanes);
+  auto xs = kb.load<float>(5, t * scales + g * (32 * per_block / scale_block));
+  kvalue term, offset, isum, osum;
+  int_weight iw;
+  for (std::int64_t sub = 0; sub < per_block; ++sub) {
+    auto at = g * per_block + kb.index(sub);  // the 32-value group
+    std::vector<std::pair<kvalue, kvalue>> dots;  // per half: the integer dot and its scale a
+    for (std::int64_t half = 0; half < 16 / lanes; ++half) {
+      auto e = kb.reduce_range(2);
+      auto j_pair = l * 2 + kb.index(half * 2 * lanes);
+      auto j = j_pair + e;
+      iw = int_form(kb, 1, w.type, w.row_bytes, n, g, kb.index(sub), j, j_pair);
+      auto xq = kb.cast(dtype::int32, kb.load<std::int16_t>(2, t * K + at * 32 + j));
+      // K-quants over several token lanes: q times its integer scale as int16 (at most
+      // 31 * 63 or 32 * 128), once for all the lanes, then sign-extended so the pair sums
+      // stay pmaddwd. For one token the dot is scaled instead (below): measured faster.
+      const bool scale_q = per_block > 1 && shape.token_lanes > 1;
+      auto q = scale_q ? kb.cast(dtype::int32, kb.cast(dtype::int16, iw.q) * kb.cast(dtype::int16, iw.a)) : iw.q;
+      dots.push_back({kb.sum_lanes(q * xq, e), scale_q ? kvalue{} : iw.a});
+    }
+    // Halves under one scale (the same node: the AST is hash-consed; or none, scaled
+    // already) are summed first; under two (Q6_K's 16-value sub-blocks) each is scaled on its own.
+    if (dots.size() == 2 && dots[0].second.id == dots[1].second.id) dots = {{dots[0].first + dots[1].first, dots[0].second}};
+    for (auto [dot, a] : dots) {
+      if (per_block > 1) {
+        auto scaled = a.kb != nullptr ? dot * a : dot;
+        isum = isum.kb == nullptr ? scaled : isum + scaled;
+        continue;
+      }
+      auto part = kb.cast(dtype::float32, dot) * (a * xs);
+      term = term.kb == nullptr ? part : term + part;  // a chain of fused multiply-adds
+    }
+    if (iw.b.kb != nullptr && per_block > 1) {
+      auto b = iw.b * kb.load<std::int32_t>(6, t * (K / 32) + at);
+      osum = osum.kb == nullptr ? b : osum + b;
+    } else if (iw.b.kb != nullptr) {
+      offset = iw.b * kb.load<float>(6, t * (K / 32) + at);
+    }
+  }
+  if (per_block > 1) {
+    term = kb.cast(dtype::float32, isum) * (iw.block_a * xs);
+    if (osum.kb != nullptr) offset = kb.cast(dtype::float32, osum) * (iw.block_b * xs);
+  }
+  // The offsets, scalars, are shared out over the lanes.
+  if (offset.kb != nullptr) term = term - offset * (1.0 / double(lanes));
+  auto acc = kb.sum_lanes(kb.sum(prefetch_ahead(kb, w, shape, n, g, K / 32 / per_block, term), g), l);
+  if (epilogue.bias) acc = acc + kb.load<float>(4, n);
+  if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);
+  kb.store(0, t * N + n, acc);
+  ast::kernel k = kb.finish();
+  if (N % shape.row_lanes != 0) shape.row_lanes = 1;
+  k.upcast = {shape.row_lanes, shape.token_lanes, 1};
+  k.vector_lanes = false;
+  return k;
+}
+
+ast::kernel pick_matmul(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_shape shape) {
+  if (uses_int8_activations(w)) return build_matmul_int8(w, rows, epilogue, shape);
+  return build_matmul(w, rows, first, epilogue, shape);
+}
+
+}  // namespace
+
+bool uses_int8_activations(const weight& w) { return has_int_form(w.type) && w.cols % 32 == 0; }
+std::int64_t activation_block_for(const weight& w) { return int_form_group(w.type) == 256 ? 256 : 32; }
+bool uses_activation_sums(const weight& w) {
+  using gguf::tensor_type;
+  const tensor_type t = w.type;
+  return uses_int8_activations(w) &&
+         (t == tensor_type::q4_k || t == tensor_type::q5_k || t == tensor_type::q4_1 || t == tensor_type::q5_1);
+}
+
+// Decode: one row per step, so each thread reads its rows' bytes as one sequential stream
+// (two rows at a time measured 25-30% slower: the hardware prefetcher follows one stream better).
+// Q4_K/Q5_K take 8 accumulator lanes, a sub-block's halves summed before the integer scale
+// (one multiply per 32 values, not two: 1B gate/up 0.38 ms against 0.41); Q6_K, whose
+// halves have scales of their own, and the 32-value types keep 16.
+ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue) {
+  using gguf::tensor_type;
+  const bool halves = w.type == tensor_type::q4_k || w.type == tensor_type::q5_k;
+  return pick_matmul(w, rows, first, epilogue, {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = halves ? 8 : 16});
+}
+
+// Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
+ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
+  // Integer form: 4 token lanes, 8 accumulator lanes with a group's halves summed as
+  // integers. Measured on znver3, 2 threads, 1B shapes: Q8_0 gate/up 7.7 ms per 32 tokens
+  // (8.1 with 8 token lanes, whose activations, 8 x 4 KiB int16 per row, no longer fit L1;
+  // 9.5 with 16 float lanes, which spill; 8.3 with 2 rows x 2 tokens). K-quants: 4.2 cycles
+  // per token and 32 values (llvm-mca) with float halves, 10% less with integer halves; 8
+  // token lanes spill; 2 rows x 2 tokens take 40% longer.
+  // Rows of over 4096 values of a 32-value type (Q8_0's down projection): 4 tokens' int16
+  // activations (64 KiB at K = 8192) miss L1 whatever the tile, so 2 rows x 2 tokens, which
+  // reads each activation once for two rows (1B Q8_0 down: 8.4 ms per 32 tokens, not 9.0).
+  const bool wide_32 = w.cols > 4096 && uses_int8_activations(w) && int_form_group(w.type) == 32;
+  return pick_matmul(w, var_tokens, -1, epilogue,
+                     {.row_lanes = wide_32 ? 2 : 1, .token_lanes = wide_32 ? 2 : prefill_token_lanes, .width = 8,
+                      .int_lanes = 8});
+}
+
+}  // namespace tg::model

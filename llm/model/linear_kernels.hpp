@@ -1,0 +1,43 @@
+// linear_kernels.hpp: kernels that read weight matrices: the embedding gather and the matmul.
+#pragma once
+#include <tg/ast/kernel_builder.hpp>
+
+#include "llm/model/launch_vars.hpp"
+#include "llm/model/weight.hpp"
+
+namespace tg::model {
+
+// x[t][i] = E[tokens[t]][i] for t < T. Slots: 0 x (float32), 1 E, 2 tokens (int32).
+ast::kernel embedding_kernel(const weight& table);
+
+// What a matmul adds to W·x.
+struct matmul_epilogue {
+  bool bias = false;      // + b[n] (slot 4, float32)
+  bool residual = false;  // + r[t][n] (slot 3, float32)
+};
+
+// out[t][n] = sum_k W[n][k] * x[t + first][k] for t < rows, with W in its GGUF encoding.
+// Slots: 0 out, 1 W, 2 x, then the epilogue's. rows/first are launch variables (first may be
+// -1: none).
+// For weights where uses_int8_activations(w), x is instead the 8-bit rounding of those rows
+// in blocks of activation_block_for(w) values (activation_kernels.hpp, made with the same
+// rows/first): slot 2 xq (int16, row t at t * K), slot 5 xs, and where
+// uses_activation_sums(w) slot 6 the per-32 sums (activation_sum_kernel's, in the same
+// block size); the kernel ignores `first`, and slots 3/4 must be given (any buffer) when unused.
+ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue = {});
+// The same matmul for chunks whose token count is a multiple of prefill_token_lanes: each
+// decoded weight vector feeds 4 token accumulators, so prefill decodes a weight once per 4
+// tokens, not per token (more tokens' activations stop fitting L1 beside the weights).
+inline constexpr int prefill_token_lanes = 4;
+ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {});
+
+// Whether the matmuls of w take 8-bit activations (its type has dequant_kernel.hpp's
+// int_form), and whether they also take the activations' per-block sums (types with an
+// offset b: Q4_1, Q5_1, Q4_K, Q5_K).
+bool uses_int8_activations(const weight& w);
+bool uses_activation_sums(const weight& w);
+// The activation block the matmuls of w want: 256 for K-quants (one scale per super-block,
+// so a super-block's integer sums convert once), else 32.
+std::int64_t activation_block_for(const weight& w);
+
+}  // namespace tg::model

@@ -1,0 +1,348 @@
+// transformer.cpp: buffers, kernels and the order they run in for one forward call.
+#include "llm/model/transformer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include <tg/core/error.hpp>
+
+#include "llm/gguf/gguf_file.hpp"
+#include "llm/model/activation_kernels.hpp"
+#include "llm/model/attention_kernels.hpp"
+#include "llm/model/launch_vars.hpp"
+#include "llm/model/linear_kernels.hpp"
+#include "llm/model/norm_kernels.hpp"
+#include "llm/model/swiglu_kernel.hpp"
+
+namespace tg::model {
+
+// A kernel and, from its first launch on, its compiled program, so that the ~27 launches of
+// a layer each token skip the device's cache lookup (hashing the whole AST).
+struct launchable {
+  ast::kernel kernel;
+  mutable prepared_kernel prepared;
+  launchable() = default;
+  launchable(ast::kernel k) : kernel(std::move(k)) {}  // implicit: from the *_kernel functions
+};
+
+// A weight with the matmul kernel that reads it.
+struct linear {
+  const weight* w = nullptr;
+  launchable kernel;
+  launchable prefill;  // for chunks of a multiple of prefill_token_lanes tokens
+};
+
+// The 8-bit rounding of one matmul input width in one block size (activation_kernels.hpp).
+struct activation_quant {
+  launchable scale, quant, sum;
+};
+
+// Where an input rounded to 8 bits lives: int16 values, scales, per-32 sums.
+struct rounded_input {
+  buffer xq, xs, xsum;
+};
+
+struct layer_kernels {
+  linear q, k, v, o, gate, up, down;
+  buffer k_cache, v_cache;
+};
+
+struct transformer::state {
+  // Activations, sized for a full chunk.
+  buffer x, x2, hn, q, k, v, qn, kn, qr, scores, row_max, row_sum, att, g, u, ff, scale, logits, tokens;
+  buffer rope_cos, rope_sin;
+  // An input rounded to 8 bits for the matmuls that take it, by block size (32, 256 for
+  // K-quants); an input read by matmuls of both kinds is rounded both ways.
+  std::map<std::int64_t, rounded_input> rounded;
+  std::map<std::pair<std::int64_t, std::int64_t>, activation_quant> act_quant;  // by (input width, block), for the layers
+  std::map<std::int64_t, activation_quant> head_quant;                          // by block
+  launchable embed, norm_scale, norm_apply, head_scale_q, head_apply_q, head_scale_k, head_apply_k;
+  launchable rope_q, rope_k, store_v, scores_k, max_k, sum_k, probs_k, attend_k, swiglu;
+  linear output;
+  std::vector<layer_kernels> layers;
+  launch_values vars{};
+
+  // Per kernel name: launches and seconds, when profiling.
+  bool profiling = false;
+  std::map<std::string, std::pair<std::int64_t, double>> profile;
+
+  void run(device& dev, const launchable& k, std::initializer_list<buffer> buffers) {
+    run(dev, k, std::span<const buffer>(buffers.begin(), buffers.size()));
+  }
+  void run(device& dev, const launchable& k, std::span<const buffer> buffers) {
+    if (!k.prepared) k.prepared = dev.prepare(k.kernel);
+    if (!profiling) {
+      k.prepared.launch(buffers, vars);
+      return;
+    }
+    auto start = std::chrono::steady_clock::now();
+    k.prepared.launch(buffers, vars);
+    dev.synchronize();
+    auto& entry = profile[kernel_name(k.kernel.nodes, k.kernel.global_ranges)];
+    entry.first += 1;
+    entry.second += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  // Rounds `in` to 8 bits in `to` with the kernels `k` of its width and block size, with the
+  // per-32 sums when a reader wants them (activation_kernels.hpp).
+  void round_input(device& dev, const activation_quant& k, const rounded_input& to, const buffer& in, std::int64_t block,
+                   bool sums) {
+    run(dev, k.scale, {to.xs, in});
+    run(dev, k.quant, {to.xq, in, to.xs});
+    if (!sums) return;
+    if (block == activation_block) run(dev, k.sum, {to.xsum, to.xq, to.xs});
+    else run(dev, k.sum, {to.xsum, to.xq});
+  }
+};
+
+namespace {
+
+// Zeroed, so nothing ever reads uninitialized memory.
+buffer floats(device& dev, std::int64_t n) {
+  std::vector<float> zeros(std::size_t(std::max<std::int64_t>(n, 1)), 0.0f);
+  buffer b = dev.allocate(zeros.size() * 4);
+  b.copy_in(zeros.data(), zeros.size() * 4);
+  return b;
+}
+
+// cos/sin of position * freq_i for i < rope_dim / 2, in double then rounded (llm-facts §3.4);
+// Llama 3's rope_freqs factors divide the frequencies.
+void fill_rope_tables(const model_config& c, std::int64_t context, const std::vector<float>& factors, buffer& cos_out,
+                      buffer& sin_out) {
+  const std::int64_t half = c.head_dim / 2;
+  std::vector<float> cos_table(std::size_t(context * half)), sin_table(cos_table.size());
+  for (std::int64_t i = 0; i < half; ++i) {
+    double freq = std::pow(c.rope_theta, -2.0 * double(i) / double(c.rope_dim));
+    if (!factors.empty()) freq /= double(factors[std::size_t(i)]);
+    for (std::int64_t p = 0; p < context; ++p) {
+      double a = double(p) * freq;
+      cos_table[std::size_t(p * half + i)] = float(std::cos(a));
+      sin_table[std::size_t(p * half + i)] = float(std::sin(a));
+    }
+  }
+  cos_out.copy_in(cos_table.data(), cos_table.size() * 4);
+  sin_out.copy_in(sin_table.data(), sin_table.size() * 4);
+}
+
+}  // namespace
+
+transformer::transformer(device& dev, const gguf::file& file, transformer_options options)
+    : dev_(dev), config_(model_config::from_gguf(file)), weights_(load_model_weights(dev, file, config_)) {
+  const model_config& c = config_;
+  if (c.rope_dim != c.head_dim)
+    throw usage_error(str(file.name(), ": partial RoPE (", c.rope_dim, " of ", c.head_dim, " dims) is not supported"));
+  if (options.max_context < 1 || options.chunk_size < 1)
+    throw usage_error(str("transformer: max_context (", options.max_context, ") and chunk_size (", options.chunk_size,
+                          ") must be at least 1"));
+  max_context_ = std::min(options.max_context, c.context_length);
+  chunk_size_ = std::min(options.chunk_size, max_context_);
+  s_ = std::make_unique<state>();
+  state& s = *s_;
+  const std::int64_t T = chunk_size_, qw = c.n_head * c.head_dim, kvw = c.n_kv_head * c.head_dim;
+  for (buffer* b : {&s.x, &s.x2, &s.hn}) *b = floats(dev, T * c.dim);
+  for (buffer* b : {&s.q, &s.qn, &s.qr, &s.att}) *b = floats(dev, T * qw);
+  for (buffer* b : {&s.k, &s.kn, &s.v}) *b = floats(dev, T * kvw);
+  for (buffer* b : {&s.g, &s.u, &s.ff}) *b = floats(dev, T * c.ffn);
+  s.scores = floats(dev, c.n_head * T * max_context_);
+  s.row_max = floats(dev, c.n_head * T);
+  s.row_sum = floats(dev, c.n_head * T);
+  s.scale = floats(dev, T * std::max(c.n_head, std::int64_t(1)));
+  s.logits = floats(dev, T * c.vocab);
+  s.tokens = dev.allocate(std::size_t(T) * 4);
+  const std::int64_t widest = std::max({c.dim, qw, c.ffn});
+  for (std::int64_t block : {std::int64_t(32), std::int64_t(256)})
+    s.rounded[block] = {dev.allocate(std::size_t(T * widest) * 2), floats(dev, T * widest / activation_block),
+                        floats(dev, T * widest / activation_block)};
+  s.rope_cos = floats(dev, max_context_ * c.head_dim / 2);
+  s.rope_sin = floats(dev, max_context_ * c.head_dim / 2);
+  std::vector<float> factors;
+  if (weights_.rope_freqs) {
+    factors.resize(std::size_t(c.rope_dim / 2));
+    weights_.rope_freqs->data.copy_out(factors.data(), factors.size() * 4);
+  }
+  fill_rope_tables(c, max_context_, factors, s.rope_cos, s.rope_sin);
+
+  attention_shape shape{c.n_head, c.n_kv_head, c.head_dim, max_context_, c.rope};
+  s.embed = embedding_kernel(weights_.token_embd);
+  s.norm_scale = rms_scale_kernel(1, c.dim, c.eps);
+  s.norm_apply = rms_apply_kernel(1, c.dim);
+  s.head_scale_q = rms_scale_kernel(c.n_head, c.head_dim, c.eps);
+  s.head_apply_q = rms_apply_kernel(c.n_head, c.head_dim);
+  s.head_scale_k = rms_scale_kernel(c.n_kv_head, c.head_dim, c.eps);
+  s.head_apply_k = rms_apply_kernel(c.n_kv_head, c.head_dim);
+  s.rope_q = rope_kernel(shape, c.n_head, false);
+  s.rope_k = rope_kernel(shape, c.n_kv_head, true);
+  s.store_v = cache_store_kernel(shape);
+  s.scores_k = scores_kernel(shape);
+  s.max_k = softmax_max_kernel(shape);
+  s.sum_k = softmax_sum_kernel(shape);
+  s.probs_k = softmax_probs_kernel(shape);
+  s.attend_k = attend_kernel(shape);
+  s.swiglu = swiglu_kernel(c.ffn);
+  s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first)};
+  for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
+    if (c.dim % block == 0)
+      s.head_quant[block] = {activation_scale_kernel(c.dim, var_head_rows, var_head_first, block),
+                             activation_quant_kernel(c.dim, var_head_rows, var_head_first, block),
+                             activation_sum_kernel(c.dim, var_head_rows, block)};
+    for (std::int64_t width : {c.dim, qw, c.ffn})
+      if (width % block == 0)
+        s.act_quant[{width, block}] = {activation_scale_kernel(width, var_tokens, -1, block),
+                                       activation_quant_kernel(width, var_tokens, -1, block),
+                                       activation_sum_kernel(width, var_tokens, block)};
+  }
+  const std::size_t cache_bytes = std::size_t(c.n_kv_head * max_context_ * c.head_dim) * 4;
+  for (const layer_weights& l : weights_.layers) {
+    layer_kernels k;
+    auto lin = [&](const weight& w, matmul_epilogue e = {}) {
+      return linear{&w, matmul_kernel(w, var_tokens, -1, e), matmul_prefill_kernel(w, e)};
+    };
+    k.q = lin(l.wq, {.bias = bool(l.bq)});
+    k.k = lin(l.wk, {.bias = bool(l.bk)});
+    k.v = lin(l.wv, {.bias = bool(l.bv)});
+    k.o = lin(l.wo, {.residual = true});
+    k.gate = lin(l.gate);
+    k.up = lin(l.up);
+    k.down = lin(l.down, {.residual = true});
+    k.k_cache = dev.allocate(cache_bytes);
+    k.v_cache = dev.allocate(cache_bytes);
+    s.layers.push_back(std::move(k));
+  }
+}
+
+transformer::~transformer() = default;
+
+std::uint64_t transformer::kv_bytes_read(std::int64_t context) const {
+  return std::uint64_t(2 * config_.n_layer * config_.n_kv_head * context * config_.head_dim * 4);
+}
+std::uint64_t transformer::kv_cache_bytes() const { return kv_bytes_read(max_context_); }
+
+std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, std::int64_t start_pos, head which) {
+  const std::int64_t T = std::int64_t(tokens.size());
+  if (T < 1 || T > chunk_size_)
+    throw usage_error(str("transformer::forward: ", T, " tokens; a chunk holds 1 to ", chunk_size_));
+  if (start_pos < 0 || start_pos + T > max_context_)
+    throw usage_error(str("transformer::forward: positions ", start_pos, "..", start_pos + T - 1,
+                          " pass the context length ", max_context_));
+  for (std::int32_t id : tokens)
+    if (id < 0 || id >= config_.vocab)
+      throw usage_error(str("transformer::forward: token id ", id, " is outside the vocabulary (", config_.vocab, ")"));
+  state& s = *s_;
+  s.vars = {T, start_pos, which == head::all ? T : 1, which == head::all ? 0 : T - 1};
+  s.tokens.copy_in(tokens.data(), tokens.size() * 4);
+  s.run(dev_, s.embed, {s.x, weights_.token_embd.data, s.tokens});
+  for (std::size_t i = 0; i < s.layers.size(); ++i) run_layer(i);
+  if (which == head::none) return {};
+  run_head();
+  std::vector<float> logits(std::size_t(s.vars[var_head_rows] * config_.vocab));
+  dev_.synchronize();
+  s.logits.copy_out(logits.data(), logits.size() * 4);
+  return logits;
+}
+
+void transformer::set_profiling(bool on) {
+  s_->profiling = on;
+  s_->profile.clear();
+}
+
+std::int64_t transformer::token_tile() const { return prefill_token_lanes; }
+
+bool transformer::profiling() const { return s_->profiling; }
+
+std::string transformer::profile_report() const {
+  std::vector<std::pair<double, std::string>> rows;
+  double total = 0;
+  for (const auto& [name, entry] : s_->profile) {
+    rows.push_back({entry.second, name + " x" + std::to_string(entry.first)});
+    total += entry.second;
+  }
+  std::sort(rows.rbegin(), rows.rend());
+  std::ostringstream out;
+  for (const auto& [sec, what] : rows)
+    out << str(sec * 1e3, " ms (", int(100 * sec / std::max(total, 1e-12)), "%) ", what, "\n");
+  return out.str();
+}
+
+void transformer::run_layer(std::size_t index) {
+  state& s = *s_;
+  const layer_weights& w = weights_.layers[index];
+  layer_kernels& k = s.layers[index];
+  auto matmul = [&](const linear& l, const buffer& out, const buffer& in, const buffer& residual = {},
+                    const std::optional<weight>& bias = std::nullopt) {
+    const std::int64_t tokens = s.vars[var_tokens];
+    const bool tiled = tokens >= prefill_token_lanes && tokens % prefill_token_lanes == 0;
+    const launchable& kernel = tiled ? l.prefill : l.kernel;
+    if (uses_int8_activations(*l.w)) {
+      const rounded_input& r = s.rounded.at(activation_block_for(*l.w));
+      const buffer all[] = {out, l.w->data, r.xq, residual.data() ? residual : out, bias ? bias->data : out, r.xs, r.xsum};
+      s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)));
+    } else if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data});
+    else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual});
+    else s.run(dev_, kernel, {out, l.w->data, in});
+  };
+  // Rounds `in` (`width` wide) to 8 bits in s.rounded, in the block sizes the matmuls reading it take.
+  auto quantize = [&](const buffer& in, std::int64_t width, std::initializer_list<const linear*> readers) {
+    for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
+      bool wanted = false, sums = false;
+      for (const linear* l : readers)
+        if (uses_int8_activations(*l->w) && activation_block_for(*l->w) == block)
+          wanted = true, sums = sums || uses_activation_sums(*l->w);
+      if (wanted) s.round_input(dev_, s.act_quant.at({width, block}), s.rounded.at(block), in, block, sums);
+    }
+  };
+  // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)
+  s.run(dev_, s.norm_scale, {s.scale, s.x});
+  s.run(dev_, s.norm_apply, {s.hn, s.x, s.scale, w.attn_norm.data});
+  quantize(s.hn, config_.dim, {&k.q, &k.k, &k.v});
+  matmul(k.q, s.q, s.hn, {}, w.bq);
+  matmul(k.k, s.k, s.hn, {}, w.bk);
+  matmul(k.v, s.v, s.hn, {}, w.bv);
+  buffer q = s.q, kk = s.k;
+  if (w.q_norm) {  // qwen3: RMSNorm of each head vector before RoPE
+    s.run(dev_, s.head_scale_q, {s.scale, s.q});
+    s.run(dev_, s.head_apply_q, {s.qn, s.q, s.scale, w.q_norm->data});
+    s.run(dev_, s.head_scale_k, {s.scale, s.k});
+    s.run(dev_, s.head_apply_k, {s.kn, s.k, s.scale, w.k_norm->data});
+    q = s.qn;
+    kk = s.kn;
+  }
+  s.run(dev_, s.rope_q, {s.qr, q, s.rope_cos, s.rope_sin});
+  s.run(dev_, s.rope_k, {k.k_cache, kk, s.rope_cos, s.rope_sin});
+  s.run(dev_, s.store_v, {k.v_cache, s.v});
+  s.run(dev_, s.scores_k, {s.scores, s.qr, k.k_cache});
+  s.run(dev_, s.max_k, {s.row_max, s.scores});
+  s.run(dev_, s.sum_k, {s.row_sum, s.scores, s.row_max});
+  s.run(dev_, s.probs_k, {s.scores, s.scores, s.row_max, s.row_sum});
+  s.run(dev_, s.attend_k, {s.att, s.scores, k.v_cache});
+  quantize(s.att, config_.n_head * config_.head_dim, {&k.o});
+  matmul(k.o, s.x2, s.att, s.x);
+  // FFN block: x = x2 + down(silu(gate·n) * up·n), n = norm(x2)
+  s.run(dev_, s.norm_scale, {s.scale, s.x2});
+  s.run(dev_, s.norm_apply, {s.hn, s.x2, s.scale, w.ffn_norm.data});
+  quantize(s.hn, config_.dim, {&k.gate, &k.up});
+  matmul(k.gate, s.g, s.hn);
+  matmul(k.up, s.u, s.hn);
+  s.run(dev_, s.swiglu, {s.ff, s.g, s.u});
+  quantize(s.ff, config_.ffn, {&k.down});
+  matmul(k.down, s.x, s.ff, s.x2);
+}
+
+void transformer::run_head() {
+  state& s = *s_;
+  s.run(dev_, s.norm_scale, {s.scale, s.x});
+  s.run(dev_, s.norm_apply, {s.hn, s.x, s.scale, weights_.output_norm.data});
+  if (uses_int8_activations(*s.output.w)) {
+    const std::int64_t block = activation_block_for(*s.output.w);
+    const rounded_input& r = s.rounded.at(block);
+    s.round_input(dev_, s.head_quant.at(block), r, s.hn, block, uses_activation_sums(*s.output.w));
+    const buffer all[] = {s.logits, s.output.w->data, r.xq, s.logits, s.logits, r.xs, r.xsum};
+    s.run(dev_, s.output.kernel, std::span<const buffer>(all, std::size_t(s.output.kernel.kernel.slot_count)));
+  } else {
+    s.run(dev_, s.output.kernel, {s.logits, s.output.w->data, s.hn});
+  }
+}
+
+}  // namespace tg::model

@@ -1,0 +1,76 @@
+// transformer.hpp: the Llama/Qwen forward pass as kernel_builder kernels on a tg::device,
+// with a persistent KV cache.
+//
+//   auto file = tg::gguf::file::open(path);
+//   tg::device dev("CPU");
+//   tg::model::transformer model(dev, file, {.max_context = 512, .chunk_size = 32});
+//   std::vector<float> logits = model.forward(ids, /*start_pos=*/0, tg::model::head::last);
+//
+// Every kernel takes the chunk length T and start_pos as launch variables (launch_vars.hpp),
+// so one compiled set of kernels serves prefill chunks of any length and every decode step.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "llm/model/model_config.hpp"
+#include "llm/model/model_weights.hpp"
+
+namespace tg::gguf {
+class file;
+}
+
+namespace tg::model {
+
+struct transformer_options {
+  std::int64_t max_context = 4096;  // KV-cache length; capped at the model's context_length
+  std::int64_t chunk_size = 32;     // the most tokens one forward call takes
+};
+
+// Which positions of a chunk go through the output head.
+enum class head { none, last, all };
+
+class transformer {
+ public:
+  // The file must outlive the transformer: weights are read in place from its mapping.
+  transformer(device& dev, const gguf::file& file, transformer_options options = {});
+  ~transformer();
+  transformer(const transformer&) = delete;
+  transformer& operator=(const transformer&) = delete;
+
+  // Runs 1..chunk_size tokens at positions start_pos.. (their K/V go into the cache; earlier
+  // positions must already be there). Returns vocab logits for the last token (head::last),
+  // T x vocab for every token (head::all), or nothing (head::none). Throws usage_error when
+  // the chunk is empty, too long, passes max_context, or holds an id outside the vocabulary.
+  std::vector<float> forward(std::span<const std::int32_t> tokens, std::int64_t start_pos, head which = head::last);
+
+  const model_config& config() const { return config_; }
+  std::int64_t max_context() const { return max_context_; }
+  std::int64_t chunk_size() const { return chunk_size_; }
+  // Chunks of a multiple of this many tokens take the prefill matmuls (linear_kernels.hpp).
+  std::int64_t token_tile() const;
+  // Weight bytes read per token, and KV-cache bytes read at a given context length.
+  std::uint64_t weight_bytes_per_token() const { return weights_.bytes_per_token(); }
+  std::uint64_t kv_bytes_read(std::int64_t context) const;
+  std::uint64_t kv_cache_bytes() const;
+
+  // Times every launch (synchronizing after each) by kernel name, for -v output.
+  void set_profiling(bool on);  // also clears what was gathered
+  bool profiling() const;
+  std::string profile_report() const;
+
+ private:
+  struct state;
+  void run_layer(std::size_t index);
+  void run_head();
+
+  device& dev_;
+  model_config config_;
+  model_weights weights_;
+  std::int64_t max_context_ = 0, chunk_size_ = 0;
+  std::unique_ptr<state> s_;
+};
+
+}  // namespace tg::model

@@ -1,0 +1,30 @@
+// weight.hpp: one GGUF tensor on a device, still in its file encoding (quantized blocks).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "llm/gguf/tensor_type.hpp"
+#include <tg/device.hpp>
+
+namespace tg::gguf {
+class file;
+}
+
+namespace tg::model {
+
+// rows x cols (out x in), each row `row_bytes` bytes of `type` blocks.
+struct weight {
+  std::string name;
+  gguf::tensor_type type = gguf::tensor_type::f32;
+  std::int64_t rows = 0, cols = 0, row_bytes = 0;
+  buffer data;
+};
+
+// Borrows the tensor's bytes from the mapped file (zero-copy on the CPU). Throws usage_error
+// when the tensor is missing, has the wrong shape, or has a type the kernels cannot read.
+weight load_weight(device& dev, const gguf::file& file, const std::string& name, std::int64_t rows, std::int64_t cols);
+
+// The types the matmul and embedding kernels dequantize.
+bool kernels_read(gguf::tensor_type type);
+
+}  // namespace tg::model
