@@ -59,8 +59,8 @@ INPUTS = {
 }
 
 # ---------------------------------------------------------------------------------------------
-# The curated register list: what the driver plausibly programs or reads (amd-driver-facts.md
-# sections 2.7, 2.8, 4.11, 5.3, 5.4, 5.9, 5.10 and appendices A and B). A pattern is a full-match
+# The curated register list: what the driver plausibly programs or reads (the
+# registers tinygrad's am/ip.py and amdev.py touch for the GMC, SDMA, doorbells, MQD, reset and IH). A pattern is a full-match
 # regex over the name without "reg"; every plain name must exist in at least one version of its IP.
 # ---------------------------------------------------------------------------------------------
 GC_REGS = [

@@ -33,7 +33,7 @@ void* am_backend::allocate(std::size_t size_bytes) {
 void am_backend::release(void* memory) {
   auto it = allocations_.find(va_of(memory));
   if (it == allocations_.end())
-    throw usage_error(str(name_, ": release of ", memory::hex{va_of(memory)}, ", which allocate did not return"));
+    throw usage_error(str(name_, ": release of ", hex{va_of(memory)}, ", which allocate did not return"));
   // A queued kernel or copy may still use it, and unmapping under it would fault. release runs
   // from destructors (tg::buffer) and must not throw, so after a queue failure the buffer stays
   // mapped (leaked) instead.
@@ -55,7 +55,7 @@ const allocation& am_backend::allocation_of(const void* device_ptr, std::size_t 
     const allocation& a = it->second;
     if (va - a.va.value <= a.bytes && size_bytes <= a.bytes - (va - a.va.value)) return a;
   }
-  throw usage_error(str(name_, ": ", what, ": [", memory::hex{va}, ", +", size_bytes,
+  throw usage_error(str(name_, ": ", what, ": [", hex{va}, ", +", size_bytes,
                         ") is not inside one buffer of this device"));
 }
 

@@ -19,9 +19,9 @@ am_program::am_program(am_backend& owner, const code_object& co, std::string_vie
   // The image goes in with one copy_in, as the reference uploads code; the device keeps it.
   const allocation code = dev.allocate(co.image_bytes(), false, co.load_alignment());
   owner.program_memory_.push_back(code);
-  const std::vector<std::byte> image = co.image_at(gpu_va{code.va.value});
+  const std::vector<std::byte> image = co.image_at(code.va);
   dev.copy_in(code, 0, image);
-  summary_ = co.summary(kernel, gpu_va{code.va.value});
+  summary_ = co.summary(kernel, code.va);
   entry_code_.assign(image.begin() + std::ptrdiff_t(summary_.entry.value - code.va.value), image.end());
 
   slot_bytes_ = (std::max<std::uint64_t>(layout_.alloc_bytes, 8) + 255) / 256 * 256;
@@ -31,7 +31,7 @@ am_program::am_program(am_backend& owner, const code_object& co, std::string_vie
 
 void am_program::write_kernargs(std::span<std::byte> slot, std::span<void* const> buffers,
                                 std::span<const std::int64_t> vars) {
-  std::fill(slot.begin(), slot.end(), std::byte{0});  // hidden arguments stay zero (facts 6.3)
+  std::fill(slot.begin(), slot.end(), std::byte{0});  // hidden arguments stay zero (llvm/docs/AMDGPUUsage.rst)
   // tg's calling convention (backend.hpp): the buffers are the first arguments, the vars follow.
   if (args_.size() != buffers.size() + vars.size())
     throw usage_error(str(owner_.name(), ": kernel '", name_, "' takes ", args_.size(), " arguments; launch gave ",
@@ -66,7 +66,7 @@ void am_program::launch(std::span<void* const> buffers, std::span<const std::int
                             {.gfx = dev.gfx(),
                              .workgroups = shape_.workgroups,
                              .workgroup_size = shape_.workgroup_size,
-                             .kernargs = gpu_va{kernargs_.va.value + slot * slot_bytes_},
+                             .kernargs = kernargs_.va + slot * slot_bytes_,
                              .scratch = dev.scratch()});
   slot_use_[slot] = dev.compute().submit(cb);
   next_slot_ = (next_slot_ + 1) % kernarg_slots;

@@ -17,7 +17,7 @@ namespace tg::amd {
 
 namespace {
 
-constexpr std::uint64_t boot_region_bytes = 32ull << 20;  // facts 2.10
+constexpr std::uint64_t boot_region_bytes = 32ull << 20;  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
 constexpr std::uint64_t max_chunk = 1ull << 20;
 
 memory::gfx_gen gen_of(const discovery& d) {
@@ -51,7 +51,7 @@ am_context::am_context(transport::device_transport& transport, const am_options&
     *slot = std::make_unique<ip_registers>(io, table_for(disc, hw), disc.require(hw).bases);
   mp0_base = disc.require(hw_id::mp0).bases.at(0);
   mp1_base = disc.require(hw_id::mp1).bases.at(0);
-  // FB_LOCATION_BASE holds MC address bits 47:24 (facts 2.1).
+  // FB_LOCATION_BASE holds MC address bits 47:24 (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
   fb_base = std::uint64_t(mmhub->read("regMMMC_VM_FB_LOCATION_BASE") & 0xFFFFFF) << 24;
 }
 

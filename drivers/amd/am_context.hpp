@@ -2,7 +2,7 @@
 // transport, registers by name, discovery, options, the boot VRAM allocator and early VRAM access.
 //
 // Internal to drivers/amd (am_device owns one; ip/*.cpp take it by reference). VRAM written here
-// goes through BAR0 in bounded chunks (never one huge write, facts 9.3), so it works over USB.
+// goes through BAR0 in bounded chunks (never one huge write, tinygrad/runtime/support/am/amdev.py), so it works over USB.
 // Not thread-safe.
 #pragma once
 #include <chrono>
@@ -23,7 +23,7 @@
 namespace tg::amd {
 
 // PSP (MP0) and SMU (MP1) mailboxes: C2PMSG_n sits at MP0 base + 0x40 + n and MP1 base + 0x240 + n
-// (facts A.5: C2PMSG_35 = 0x16063, MP1 C2PMSG_53 = 0x16275 with MP seg0 0x16000).
+// (the IP offset headers in drivers/gpu/drm/amd/include/asic_reg: C2PMSG_35 = 0x16063, MP1 C2PMSG_53 = 0x16275 with MP seg0 0x16000).
 inline constexpr std::uint32_t mp0_c2pmsg(unsigned n) { return 0x40 + n; }
 inline constexpr std::uint32_t mp1_c2pmsg(unsigned n) { return 0x240 + n; }
 
@@ -37,8 +37,8 @@ struct am_context {
   memory::gfx_gen gen;
   std::unique_ptr<ip_registers> gc, mmhub, osssys;
   std::uint64_t mp0_base = 0, mp1_base = 0;
-  std::uint64_t fb_base = 0;  // MC address of VRAM offset 0 (facts 2.1)
-  memory::vram_allocator boot;  // the first 32 MiB (facts 2.10)
+  std::uint64_t fb_base = 0;  // MC address of VRAM offset 0 (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
+  memory::vram_allocator boot;  // the first 32 MiB (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
 
   const std::string& name() const { return io.device(); }
   void progress(std::string_view step) const {

@@ -13,7 +13,7 @@ namespace tg::amd {
 
 namespace {
 
-constexpr std::uint64_t msg1_bytes_pci = 1 << 20, msg1_bytes_usb = 512 << 10;  // facts 2.10
+constexpr std::uint64_t msg1_bytes_pci = 1 << 20, msg1_bytes_usb = 512 << 10;  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
 constexpr std::uint64_t smu_table_bytes = 16 << 10;
 
 am_info info_of(const am_context& c, transport::device_transport& t) {
@@ -42,7 +42,7 @@ am_device::am_device(transport::device_transport& t, const am_options& options)
   start_queues();
   set_up_staging();
   ctx_.gc->write("regSCRATCH_REG7", am_version);
-  ctx_.gc->write("regSCRATCH_REG6", 1);  // a live session; teardown writes 0 (facts 5.11)
+  ctx_.gc->write("regSCRATCH_REG6", 1);  // a live session; teardown writes 0 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
   ctx_.progress("ready");
 }
 
@@ -100,7 +100,7 @@ void am_device::boot_full() {
   soc21_init(ctx_);
   init_mm_hub_and_ih();
 
-  // PSP firmware staging (facts 2.10, 7.7 step 4): boot VRAM on PCI; bridge memory on USB,
+  // PSP firmware staging (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c): boot VRAM on PCI; bridge memory on USB,
   // mapped as system pages and addressed by its GPU VA.
   std::unique_ptr<transport::dma_region> dma;
   memory::gpu_va dma_va;

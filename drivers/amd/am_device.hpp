@@ -2,11 +2,11 @@
 // device_transport (PCI or the USB bridge; real or emulated): memory, copies, the PM4 compute
 // queue and the SDMA copy queue.
 //
-// Boot (appendix B): discovery, then warm or full (facts 5.11: SCRATCH_REG7 = 0xA0000008,
+// Boot (tinygrad/runtime/support/am/amdev.py: AMDev): discovery, then warm or full (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c: SCRATCH_REG7 = 0xA0000008,
 // SCRATCH_REG6 = 0 and no GC fault latched take the warm path unless am_options::force_full_boot).
 // Full: firmware, an SMU mode-1 reset when PSP sOS and SMU are alive, SOC, MM hub over our page
-// tables, IH, PSP (msg1 in boot VRAM on PCI, in bridge memory from allocate_dma on USB, facts
-// 7.7), SMU, GFX (RLC autoload, MEC, compute queue through MQD/HQD), SDMA. Warm: hubs, IH, MEC
+// tables, IH, PSP (msg1 in boot VRAM on PCI, in bridge memory from allocate_dma on USB, as
+// tinygrad/runtime/support/usb.py does), SMU, GFX (RLC autoload, MEC, compute queue through MQD/HQD), SDMA. Warm: hubs, IH, MEC
 // reset, queues. Each step calls am_options::progress. Destruction dequeues the compute queue,
 // disables the SDMA ring and writes SCRATCH_REG6 = 0, so the next session boots warm.
 //
@@ -15,7 +15,7 @@
 // BAR0 mapping when the range is mapped, else the transport's staging window (USB) or a DMA
 // bounce buffer, moved by SDMA, in chunks of the window; they are ordered after earlier copies
 // but not after compute work: synchronize() first to read what a kernel wrote. On USB, copy_in
-// is the pipeline of facts 7.9 (two 256 KiB windows, a sentinel per chunk, a fence the host
+// is the pipeline of tinygrad/runtime/support/usb.py (two 256 KiB windows, a sentinel per chunk, a fence the host
 // reads back; am_device_copy.cpp) when the window has a fence, so the host streams one window
 // while SDMA drains the other.
 //
@@ -26,8 +26,8 @@
 // The AMD backend loads a code object this way (drivers/amd/am_backend_program.cpp):
 //   tg::amd::am_device dev(transport, options);
 //   tg::amd::allocation code = dev.allocate(co.image_bytes(), false, co.load_alignment());
-//   dev.copy_in(code, 0, co.image_at(tg::queue::gpu_va{code.va.value}));
-//   tg::queue::pm4::emit_dispatch(cb, co.summary(kernel, tg::queue::gpu_va{code.va.value}),
+//   dev.copy_in(code, 0, co.image_at(code.va));
+//   tg::queue::pm4::emit_dispatch(cb, co.summary(kernel, code.va),
 //                                 {.gfx = dev.gfx(), ..., .scratch = dev.scratch()});
 //   dev.compute().submit(cb);
 //   dev.synchronize(std::chrono::seconds(30));
@@ -55,7 +55,7 @@
 
 namespace tg::amd {
 
-// SCRATCH_REG7 once AM booted the GPU (facts 5.11).
+// SCRATCH_REG7 once AM booted the GPU (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
 inline constexpr std::uint32_t am_version = 0xA0000008;
 
 struct am_info {
@@ -66,7 +66,7 @@ struct am_info {
   std::uint64_t vram_bytes = 0;
   transport::bar_region bar0, bar2, bar5;
   bool large_bar = false;  // BAR0 covers all of VRAM
-  bool warm_boot = false;  // this session skipped PSP / SMU (facts 5.11)
+  bool warm_boot = false;  // this session skipped PSP / SMU (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
 };
 
 class am_device {
@@ -97,7 +97,7 @@ class am_device {
   // What a dispatch needs besides its code: the packet generation and a scratch area
   // (COMPUTE_DISPATCH_SCRATCH_BASE, 256-byte aligned).
   queue::pm4::gfx_version gfx() const;
-  queue::gpu_va scratch() const { return {scratch_.va.value}; }
+  memory::gpu_va scratch() const { return scratch_.va; }
 
   am_context& context() { return ctx_; }  // for tests and tools: registers, discovery
 
@@ -121,13 +121,13 @@ class am_device {
   void check_faults(const std::string& queue_name);
   void run_copy(const queue::cmd_buffer& cb);  // submit on the copy queue and wait for it
   void require_range(const char* op, const allocation& a, std::uint64_t offset, std::uint64_t bytes) const;
-  void copy_in_staged(queue::gpu_va dst, std::span<const std::byte> src);
-  void copy_in_pipelined(queue::gpu_va dst, std::span<const std::byte> src);
+  void copy_in_staged(memory::gpu_va dst, std::span<const std::byte> src);
+  void copy_in_pipelined(memory::gpu_va dst, std::span<const std::byte> src);
   void stream_chunk(std::uint64_t sequence, std::span<const std::byte> payload);
   void wait_fence(std::uint64_t at_least);
-  void copy_out_staged(std::span<std::byte> dst, queue::gpu_va src);
-  void copy_in_bounced(queue::gpu_va dst, std::span<const std::byte> src);
-  void copy_out_bounced(std::span<std::byte> dst, queue::gpu_va src);
+  void copy_out_staged(std::span<std::byte> dst, memory::gpu_va src);
+  void copy_in_bounced(memory::gpu_va dst, std::span<const std::byte> src);
+  void copy_out_bounced(std::span<std::byte> dst, memory::gpu_va src);
 
   transport::device_transport& t_;
   am_context ctx_;
@@ -143,10 +143,10 @@ class am_device {
   std::unique_ptr<queue::queue_compute> compute_;
   std::unique_ptr<queue::queue_copy> copy_;
   bool sdma_ready_ = false;
-  // USB: the staging window and the release word mapped as system pages (facts 7.9, 7.10).
+  // USB: the staging window and the release word mapped as system pages (tinygrad/runtime/support/usb.py).
   transport::staging_window* staging_ = nullptr;
   memory::gpu_va staging_va_, release_va_;
-  // The copy-in pipeline (facts 7.9): the fence the GPU writes after each chunk, the next chunk's
+  // The copy-in pipeline (tinygrad/runtime/support/usb.py): the fence the GPU writes after each chunk, the next chunk's
   // sequence number, and whether the windows' sentinel dwords may hold stale data (boot staging,
   // copy-out, a failed copy) and must be zeroed before the next pipelined copy-in.
   memory::gpu_va fence_va_;

@@ -1,8 +1,8 @@
 // am_device_copy.cpp: allocations, zeroing and host <-> VRAM copies of an am_device (see
-// am_device.hpp): the BAR0 mapping, the USB staging window (facts 7.9, 7.10) or a DMA bounce
+// am_device.hpp): the BAR0 mapping, the USB staging window (tinygrad/runtime/support/usb.py) or a DMA bounce
 // buffer, each moved by SDMA in chunks of the window.
 //
-// USB copy-in pipeline (facts 7.9), when the window has a fence: two 256 KiB windows (SRAM 0 and
+// USB copy-in pipeline (tinygrad/runtime/support/usb.py), when the window has a fence: two 256 KiB windows (SRAM 0 and
 // 256 KiB). Chunk s (payload up to 256 KiB - 4) goes to window s & 1 with the sentinel
 // 0x51000000 | (s & 0xFFFFFF) in the window's last dword. One SDMA submission per group of chunks
 // does, per chunk: POLL_REGMEM until that dword equals the sentinel, COPY_LINEAR window -> VRAM,
@@ -27,12 +27,11 @@ constexpr std::uint64_t page = 4096;
 constexpr std::uint64_t sector = 512;                // the bridge moves whole sectors (usb_sram.hpp)
 constexpr std::uint64_t bounce_bytes = 2ull << 20;   // PCI without a BAR mapping of the range
 constexpr std::uint64_t slot = 16 << 10;             // a 0xF2 write starts on a 16 KiB slot
-constexpr std::uint64_t window = 256 << 10;          // one copy-in window (facts 7.9)
+constexpr std::uint64_t window = 256 << 10;          // one copy-in window (tinygrad/runtime/support/usb.py)
 constexpr std::uint64_t payload_max = window - 4;    // the last dword is the sentinel
 constexpr std::uint64_t group_chunks = 256;          // chunks per SDMA submission: 24 KiB of ring
 std::uint32_t sentinel(std::uint64_t sequence) { return 0x51000000u | std::uint32_t(sequence & 0xFFFFFF); }
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
-queue::gpu_va qva(memory::gpu_va va, std::uint64_t offset = 0) { return {va.value + offset}; }
 }  // namespace
 
 allocation am_device::allocate(std::uint64_t bytes, bool cpu_visible, std::uint64_t align) {
@@ -52,7 +51,7 @@ void am_device::release(const allocation& a) { mem_->release(a); }
 void am_device::zero(const allocation& a) {
   if (!sdma_ready_) return ctx_.zero_vram(a.pa, a.bytes);  // bounded BAR0 writes (am_context)
   queue::cmd_buffer cb;
-  queue::sdma::emit_const_fill(cb, qva(a.va), 0, a.bytes);
+  queue::sdma::emit_const_fill(cb, a.va, 0, a.bytes);
   run_copy(cb);
 }
 
@@ -61,7 +60,7 @@ void am_device::run_copy(const queue::cmd_buffer& cb) { copy_->wait(copy_->submi
 void am_device::require_range(const char* op, const allocation& a, std::uint64_t offset, std::uint64_t bytes) const {
   if (offset > a.bytes || bytes > a.bytes - offset)
     throw usage_error(str(ctx_.name(), ": ", op, " of ", bytes, " bytes at offset ", offset, " leaves the ", a.bytes,
-                          "-byte allocation at VA ", memory::hex{a.va.value}));
+                          "-byte allocation at VA ", hex{a.va.value}));
 }
 
 void am_device::set_up_staging() {
@@ -79,7 +78,7 @@ void am_device::set_up_staging() {
   fence_va_ = mem_->map_system(std::span(&fence_page, 1)) + (fence - fence_page);
   queue::cmd_buffer cb;  // the fence starts at the first sequence number
   const std::uint32_t zero[2] = {0, 0};
-  queue::sdma::emit_write(cb, qva(fence_va_), zero);
+  queue::sdma::emit_write(cb, fence_va_, zero);
   run_copy(cb);
 }
 
@@ -89,12 +88,12 @@ void am_device::copy_in(const allocation& dst, std::uint64_t offset, std::span<c
   const std::uint64_t at = dst.pa.value + offset;
   if (mem_->bar0_mapped() && at + src.size() <= mem_->bar0_bytes()) {
     std::memcpy(mem_->bar0_mapping() + at, src.data(), src.size());
-    ctx_.io.flush_hdp();  // the CPU's writes reach VRAM before an engine reads them (facts 3.11)
+    ctx_.io.flush_hdp();  // the CPU's writes reach VRAM before an engine reads them (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
     return;
   }
-  if (staging_ && fence_va_.value != 0) return copy_in_pipelined(qva(dst.va, offset), src);
-  if (staging_) return copy_in_staged(qva(dst.va, offset), src);
-  copy_in_bounced(qva(dst.va, offset), src);
+  if (staging_ && fence_va_.value != 0) return copy_in_pipelined(dst.va + offset, src);
+  if (staging_) return copy_in_staged(dst.va + offset, src);
+  copy_in_bounced(dst.va + offset, src);
 }
 
 void am_device::copy_out(std::span<std::byte> dst, const allocation& src, std::uint64_t offset) {
@@ -106,13 +105,13 @@ void am_device::copy_out(std::span<std::byte> dst, const allocation& src, std::u
     std::memcpy(dst.data(), mem_->bar0_mapping() + at, dst.size());
     return;
   }
-  if (staging_) return copy_out_staged(dst, qva(src.va, offset));
-  copy_out_bounced(dst, qva(src.va, offset));
+  if (staging_) return copy_out_staged(dst, src.va + offset);
+  copy_out_bounced(dst, src.va + offset);
 }
 
 // Host -> window (0xF2 bulk), then SDMA window -> VRAM; the next chunk waits for that copy
 // because it reuses the window.
-void am_device::copy_in_staged(queue::gpu_va dst, std::span<const std::byte> src) {
+void am_device::copy_in_staged(memory::gpu_va dst, std::span<const std::byte> src) {
   std::vector<std::byte> tail;
   for (std::uint64_t done = 0; done < src.size();) {
     const std::uint64_t n = std::min<std::uint64_t>(staging_->size(), src.size() - done);
@@ -124,7 +123,7 @@ void am_device::copy_in_staged(queue::gpu_va dst, std::span<const std::byte> src
     }
     staging_->write(0, piece);
     queue::cmd_buffer cb;
-    queue::sdma::emit_copy_linear(cb, dst + done, qva(staging_va_), n);
+    queue::sdma::emit_copy_linear(cb, dst + done, staging_va_, n);
     run_copy(cb);
     done += n;
   }
@@ -132,7 +131,7 @@ void am_device::copy_in_staged(queue::gpu_va dst, std::span<const std::byte> src
 
 // The pipeline of the banner. Sequence numbers are taken before anything can fail, so a failed
 // copy never reuses one; it leaves the windows dirty.
-void am_device::copy_in_pipelined(queue::gpu_va dst, std::span<const std::byte> src) {
+void am_device::copy_in_pipelined(memory::gpu_va dst, std::span<const std::byte> src) {
   const std::uint64_t chunks = (src.size() + payload_max - 1) / payload_max;
   const std::uint64_t first = copy_sequence_;
   copy_sequence_ += chunks;
@@ -149,12 +148,12 @@ void am_device::copy_in_pipelined(queue::gpu_va dst, std::span<const std::byte> 
     queue::cmd_buffer cb;
     for (std::uint64_t c = group; c < end; ++c) {
       const std::uint64_t s = first + c, n = std::min(payload_max, src.size() - c * payload_max);
-      const queue::gpu_va win = qva(staging_va_, (s & 1) * window), mark = win + (window - 4);
+      const memory::gpu_va win = staging_va_ + (s & 1) * window, mark = win + (window - 4);
       queue::sdma::emit_poll_regmem(cb, mark, queue::compare::equal, sentinel(s));
       queue::sdma::emit_copy_linear(cb, dst + c * payload_max, win, n);
       const std::uint32_t zero = 0, fence[2] = {std::uint32_t(s + 1), std::uint32_t((s + 1) >> 32)};
       queue::sdma::emit_write(cb, mark, std::span(&zero, 1));
-      queue::sdma::emit_write(cb, qva(fence_va_), fence);
+      queue::sdma::emit_write(cb, fence_va_, fence);
     }
     last = copy_->submit(cb);
     for (std::uint64_t c = group; c < end; ++c) {
@@ -194,13 +193,13 @@ void am_device::wait_fence(std::uint64_t at_least) {
     if (std::chrono::steady_clock::now() > deadline)
       throw device_error(str(ctx_.name(), ": copy_in: queue sdma0 did not drain the USB staging window for chunk ",
                              at_least - 1, " within ", ctx_.opt.queue_timeout.count(), " ms (fence at bus ",
-                             memory::hex{staging_->fence_bus_address()}, " reads ", fence, ")"));
+                             hex{staging_->fence_bus_address()}, " reads ", fence, ")"));
   }
 }
 
 // Arm the window's read, SDMA VRAM -> window, then one dword to the release address: the
-// bridge streams the window back once that store lands (facts 7.10).
-void am_device::copy_out_staged(std::span<std::byte> dst, queue::gpu_va src) {
+// bridge streams the window back once that store lands (tinygrad/runtime/support/usb.py).
+void am_device::copy_out_staged(std::span<std::byte> dst, memory::gpu_va src) {
   windows_dirty_ = true;  // VRAM data lands where copy-in looks for sentinels
   std::vector<std::byte> buffer;
   for (std::uint64_t done = 0; done < dst.size();) {
@@ -208,9 +207,9 @@ void am_device::copy_out_staged(std::span<std::byte> dst, queue::gpu_va src) {
     buffer.resize(round_up(n, sector));
     staging_->arm_read(0, buffer.size());
     queue::cmd_buffer cb;
-    queue::sdma::emit_copy_linear(cb, qva(staging_va_), src + done, n);
+    queue::sdma::emit_copy_linear(cb, staging_va_, src + done, n);
     const std::uint32_t release_word = 0;
-    queue::sdma::emit_write(cb, qva(release_va_), std::span(&release_word, 1));
+    queue::sdma::emit_write(cb, release_va_, std::span(&release_word, 1));
     const queue::submission s = copy_->submit(cb);
     staging_->finish_read(buffer);
     copy_->wait(s, ctx_.opt.queue_timeout);
@@ -219,7 +218,7 @@ void am_device::copy_out_staged(std::span<std::byte> dst, queue::gpu_va src) {
   }
 }
 
-void am_device::copy_in_bounced(queue::gpu_va dst, std::span<const std::byte> src) {
+void am_device::copy_in_bounced(memory::gpu_va dst, std::span<const std::byte> src) {
   if (!bounce_) {
     bounce_ = t_.allocate_dma(bounce_bytes);
     bounce_va_ = mem_->map_system(bounce_->page_bus_addresses());
@@ -228,13 +227,13 @@ void am_device::copy_in_bounced(queue::gpu_va dst, std::span<const std::byte> sr
     const std::uint64_t n = std::min<std::uint64_t>(bounce_->size(), src.size() - done);
     bounce_->write(0, src.subspan(done, n));
     queue::cmd_buffer cb;
-    queue::sdma::emit_copy_linear(cb, dst + done, qva(bounce_va_), n);
+    queue::sdma::emit_copy_linear(cb, dst + done, bounce_va_, n);
     run_copy(cb);
     done += n;
   }
 }
 
-void am_device::copy_out_bounced(std::span<std::byte> dst, queue::gpu_va src) {
+void am_device::copy_out_bounced(std::span<std::byte> dst, memory::gpu_va src) {
   if (!bounce_) {
     bounce_ = t_.allocate_dma(bounce_bytes);
     bounce_va_ = mem_->map_system(bounce_->page_bus_addresses());
@@ -242,7 +241,7 @@ void am_device::copy_out_bounced(std::span<std::byte> dst, queue::gpu_va src) {
   for (std::uint64_t done = 0; done < dst.size();) {
     const std::uint64_t n = std::min<std::uint64_t>(bounce_->size(), dst.size() - done);
     queue::cmd_buffer cb;
-    queue::sdma::emit_copy_linear(cb, qva(bounce_va_), src + done, n);
+    queue::sdma::emit_copy_linear(cb, bounce_va_, src + done, n);
     run_copy(cb);
     bounce_->read(0, dst.subspan(done, n));
     done += n;

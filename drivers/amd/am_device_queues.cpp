@@ -8,12 +8,12 @@ namespace tg::amd {
 
 namespace {
 
-constexpr std::uint64_t compute_doorbell = 0x18, sdma_doorbell = 0x800;  // facts 5.3
+constexpr std::uint64_t compute_doorbell = 0x18, sdma_doorbell = 0x800;  // tinygrad/runtime/support/am/ip.py; gfx_v11_0.c
 // Where the pointer words and the timeline signal sit in a queue's 4 KiB page: compute follows
 // HSA's amd_queue_t (ring.hpp); SDMA the reference's rptr 0, wptr 8.
 constexpr std::size_t sdma_rptr_at = 0, sdma_wptr_at = 8, signal_at = 256;
 
-// The doorbell protocol of facts 5.3: HDP flush, so ring and shadow writes made through BAR0
+// The doorbell protocol of tinygrad/runtime/support/am/ip.py; gfx_v11_0.c: HDP flush, so ring and shadow writes made through BAR0
 // have reached VRAM, then one 64-bit store into BAR2.
 class bar_doorbell final : public queue::doorbell {
  public:
@@ -41,7 +41,7 @@ am_device::queue_parts am_device::make_parts(std::uint64_t ring_bytes, std::uint
 
 void am_device::start_queues() {
   const bool usb = t_.kind() == transport::transport_kind::usb;
-  // facts 5.1, scaled down: PCI 1 MiB rings, USB an 8 KiB compute ring (every ring store is a
+  // tinygrad/runtime/support/am/ip.py; gfx_v11_0.c, scaled down: PCI 1 MiB rings, USB an 8 KiB compute ring (every ring store is a
   // bridge message there), SDMA 1 MiB (a staged copy puts a few packets per chunk).
   const std::uint64_t compute_bytes = ctx_.opt.compute_ring_bytes ? ctx_.opt.compute_ring_bytes : usb ? 8 << 10 : 1 << 20;
   const std::uint64_t sdma_bytes = ctx_.opt.sdma_ring_bytes ? ctx_.opt.sdma_ring_bytes : 1 << 20;
@@ -106,13 +106,13 @@ void am_device::check_faults(const std::string& queue_name) {
     const std::uint64_t page = std::uint64_t{gc.read("regGCVM_L2_PROTECTION_FAULT_ADDR_HI32")} << 32 |
                                gc.read("regGCVM_L2_PROTECTION_FAULT_ADDR_LO32");
     if (!va) va = page << 12, write = gc.field(status_reg, "RW").get(status);
-    // Clear it so it cannot be reported twice, nor block the next warm boot (facts 5.10, 5.11).
+    // Clear it so it cannot be reported twice, nor block the next warm boot (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
     gc.update("regGCVM_L2_PROTECTION_FAULT_CNTL", {{"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 1}});
     gc.update("regGCVM_L2_PROTECTION_FAULT_CNTL", {{"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 0}});
   }
   if (!va) return;
-  throw device_error(str(ctx_.name(), ": queue ", queue_name, ": GPU page fault at VA ", memory::hex{*va}, " (",
-                         write ? "write" : "read", ", ", status_reg + 3, " = ", memory::hex{status},
+  throw device_error(str(ctx_.name(), ": queue ", queue_name, ": GPU page fault at VA ", hex{*va}, " (",
+                         write ? "write" : "read", ", ", status_reg + 3, " = ", hex{status},
                          "); the queue is stopped until the driver recovers it"));
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 #include "drivers/amd/am_mmio.hpp"
 
@@ -46,14 +47,14 @@ struct reader {
     std::uint16_t sum = 0;  // the byte sum, truncated to 16 bits (amdgpu_discovery_calculate_checksum)
     for (std::size_t i = at; i < at + n; ++i) sum = std::uint16_t(sum + std::to_integer<std::uint8_t>(bytes[i]));
     if (sum != expected)
-      throw usage_error(str(where, ": discovery ", what, " checksum mismatch: bytes [", at, ", ", at + n, ") sum to 0x",
-                            std::hex, sum, ", the header says 0x", expected));
+      throw usage_error(str(where, ": discovery ", what, " checksum mismatch: bytes [", at, ", ", at + n, ") sum to ",
+                            hex{sum}, ", the header says ", hex{expected}));
   }
   void check_signature(std::size_t at, std::uint32_t expected, std::string_view what) const {
     const std::uint32_t got = u32(at, what);
     if (got != expected)
-      throw usage_error(str(where, ": bad ", what, " signature at byte ", at, ": 0x", std::hex, got, ", expected 0x",
-                            expected, " (not a discovery table, or read from the wrong VRAM offset?)"));
+      throw usage_error(str(where, ": bad ", what, " signature at byte ", at, ": ", hex{got}, ", expected ",
+                            hex{expected}, " (not a discovery table, or read from the wrong VRAM offset?)"));
   }
 };
 
@@ -102,8 +103,8 @@ void parse_harvest(const reader& r, std::size_t at, discovery& d) {
 
 gc_info parse_gc(const reader& r, std::size_t at) {
   if (std::uint32_t id = r.u32(at, "gpu_info_header.table_id"); id != gc_table_id)
-    throw usage_error(str(r.where, ": bad GC info table id at byte ", at, ": 0x", std::hex, id, ", expected 0x",
-                          gc_table_id));
+    throw usage_error(str(r.where, ": bad GC info table id at byte ", at, ": ", hex{id}, ", expected ",
+                          hex{gc_table_id}));
   gc_info g;
   g.version_major = r.u16(at + 4, "gc_info.version_major");
   g.version_minor = r.u16(at + 6, "gc_info.version_minor");
@@ -112,7 +113,7 @@ gc_info parse_gc(const reader& r, std::size_t at) {
   if (g.version_major >= 2) {
     g.cu_per_sh = field(1, "gc_num_cu_per_sh");
     g.sh_per_se = field(2, "gc_num_sh_per_se");
-  } else {  // v1: CUs are 2 per WGP (facts 6.7); gc_num_sa_per_se is field 16
+  } else {  // v1: CUs are 2 per WGP (llvm/docs/AMDGPUUsage.rst); gc_num_sa_per_se is field 16
     g.cu_per_sh = 2 * (field(1, "gc_num_wgp0_per_sa") + field(2, "gc_num_wgp1_per_sa"));
     g.sh_per_se = field(16, "gc_num_sa_per_se");
   }
@@ -192,11 +193,11 @@ discovery read_discovery(transport::device_transport& t) {
   mmio regs(t);
   const std::uint64_t vram = std::uint64_t{regs.read(nbio_reg::config_memsize)} << 20;
   if (vram < discovery_offset_from_end)
-    throw device_error(str(t.name(), ": RCC_CONFIG_MEMSIZE (register ", memory::hex{nbio_reg::config_memsize},
+    throw device_error(str(t.name(), ": RCC_CONFIG_MEMSIZE (register ", hex{nbio_reg::config_memsize},
                            ") reads ", vram >> 20, " MiB; the GPU is not answering (link down, or in reset?)"));
   std::vector<std::byte> bytes(discovery_max_bytes);
   read_vram(t, vram - discovery_offset_from_end, bytes);
-  discovery d = parse_discovery(bytes, str(t.name(), " (VRAM ", memory::hex{vram - discovery_offset_from_end}, ")"));
+  discovery d = parse_discovery(bytes, str(t.name(), " (VRAM ", hex{vram - discovery_offset_from_end}, ")"));
   d.device = t.name();
   d.vram_bytes = vram;
   d.bar0 = t.bar_info(0);

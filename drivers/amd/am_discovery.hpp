@@ -2,9 +2,9 @@
 // and register bases, the GC shape, and the VRAM size. Needs no firmware, so `tg-amd info` can
 // show it before (or without) a boot.
 //
-// The table sits at VRAM end - 64 KiB (facts 2.10, appendix B step 1; Linux amdgpu_discovery.h
+// The table sits at VRAM end - 64 KiB (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c, tinygrad/runtime/support/am/amdev.py: AMDev; Linux amdgpu_discovery.h
 // DISCOVERY_TMR_OFFSET) and is read through BAR0 when BAR0 covers it, else one dword at a time
-// through the MM_INDEX / MM_DATA window (facts 8.2). Layouts: Linux include/discovery.h.
+// through the MM_INDEX / MM_DATA window (Linux Documentation/PCI/sysfs-pci.rst). Layouts: Linux include/discovery.h.
 //
 //   tg::amd::discovery d = tg::amd::read_discovery(transport);
 //   std::cout << d.gfx_target() << " " << (d.vram_bytes >> 20) << " MiB\n";
@@ -34,7 +34,7 @@ inline constexpr std::uint16_t mp1 = 1, gc = 11, mmhub = 34, athub = 35, osssys 
 struct ip_version {
   std::uint8_t major = 0, minor = 0, revision = 0;
   friend constexpr bool operator==(ip_version, ip_version) = default;
-  // "13_0_0": the spelling of firmware file names (appendix B step 3).
+  // "13_0_0": the spelling of firmware file names (tinygrad/runtime/support/am/amdev.py: AMDev).
   std::string file_tag() const;
   std::string text() const;  // "13.0.0"
 };
@@ -47,7 +47,7 @@ struct ip_block {
   bool harvested = false;            // listed in the harvest table: fused off, not to be touched
 };
 
-// GC info (discovery.h gc_info_v1_x / v2_x), in the fields facts 6.7 derives properties from.
+// GC info (discovery.h gc_info_v1_x / v2_x), in the fields llvm/docs/AMDGPUUsage.rst derives properties from.
 struct gc_info {
   std::uint16_t version_major = 0, version_minor = 0;
   std::uint32_t num_se = 0, cu_per_sh = 0, sh_per_se = 0, wave_size = 0, max_waves_per_simd = 0,
@@ -56,9 +56,9 @@ struct gc_info {
 
 struct discovery {
   std::string device;             // the transport's name, for messages
-  std::uint64_t vram_bytes = 0;   // RCC_CONFIG_MEMSIZE (MiB) << 20 (facts 2.10)
+  std::uint64_t vram_bytes = 0;   // RCC_CONFIG_MEMSIZE (MiB) << 20 (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
   transport::bar_region bar0, bar2, bar5;
-  bool large_bar = false;         // BAR0 covers all of VRAM (facts 8.2)
+  bool large_bar = false;         // BAR0 covers all of VRAM (Linux Documentation/PCI/sysfs-pci.rst)
   std::uint16_t binary_version_major = 0, binary_version_minor = 0, table_version = 0;
   std::vector<ip_block> ips;
   std::optional<gc_info> gc;
@@ -68,7 +68,7 @@ struct discovery {
   // The same, or a device_error naming the block ("the table lists no GC").
   const ip_block& require(std::uint16_t hw, std::uint8_t instance = 0) const;
   ip_version version_of(std::uint16_t hw) const { return require(hw).version; }
-  // "gfx1100", "gfx1201": "gfx%d%x%x" of the GC version (facts 1.1).
+  // "gfx1100", "gfx1201": "gfx%d%x%x" of the GC version (tinygrad/runtime/support/am/amdev.py).
   std::string gfx_target() const;
   bool is_gfx11() const { return version_of(hw_id::gc).major == 11; }
   bool is_gfx12() const { return version_of(hw_id::gc).major == 12; }

@@ -1,7 +1,7 @@
 // am_firmware.hpp: the firmware files an AM boot needs, read and split by their amdgpu headers.
 //
 // Files live in a folder (default /lib/firmware/amdgpu, Debian's firmware-amd-graphics) as
-// name.bin or name.bin.zst (zstd, as Debian ships them). Names follow appendix B step 3 with IP
+// name.bin or name.bin.zst (zstd, as Debian ships them). Names follow tinygrad/runtime/support/am/amdev.py: AMDev with IP
 // versions from discovery: psp_<MP0>_sos, smu_<MP1>, sdma_<SDMA0>, gc_<GC>_{pfp,me,mec,imu,rlc}.
 // Layouts: Linux amdgpu_ucode.h (common_firmware_header, psp v1/v2 with bin descriptors, gfx v2,
 // rlc v2, sdma v2/v3, imu v1). What comes out is what the PSP loads: the bootloader components of

@@ -80,7 +80,7 @@ firmware_set load_firmware(const std::filesystem::path& dir, const firmware_vers
   s.ip.push_back(common_image(read_firmware_file(dir, "smu_" + v.mp1.file_tag() + ".bin"), gfx_fw_type::smu));
   add_sdma(read_firmware_file(dir, "sdma_" + v.sdma0.file_tag() + ".bin"), s);
   // gfx11 boots PFP and ME from the RLC autoload too; gfx12 also points them at their start
-  // addresses (appendix B step 3 and 6, facts 5.9).
+  // addresses (tinygrad/runtime/support/am/amdev.py: AMDev and 6, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
   s.pfp_start = add_rs64(read_firmware_file(dir, gc + "_pfp.bin"), s, gfx_fw_type::rs64_pfp, gfx_fw_type::rs64_pfp_stack);
   s.me_start = add_rs64(read_firmware_file(dir, gc + "_me.bin"), s, gfx_fw_type::rs64_me, gfx_fw_type::rs64_me_stack);
   s.mec_start = add_rs64(read_firmware_file(dir, gc + "_mec.bin"), s, gfx_fw_type::rs64_mec, gfx_fw_type::rs64_mec_stack);

@@ -34,7 +34,7 @@ am_memory::am_memory(am_context& c, memory::tlb_invalidator& tlb)
     throw device_error(str(c.name(), ": ", vram >> 20, " MiB of VRAM is too small for the AM driver's partition"));
   const std::uint64_t managed_end = vram - reserved_tail;
   std::uint64_t heap_start = boot_end;
-  if (bar0_ < vram) {  // small BAR: the CPU writes PTEs through BAR0, so tables sit low (facts 2.10)
+  if (bar0_ < vram) {  // small BAR: the CPU writes PTEs through BAR0, so tables sit low (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
     const std::uint64_t pool = round_up(vram / 512, 1ull << 20);
     pool_.emplace(memory::gpu_pa{boot_end}, pool);
     heap_start += pool;
@@ -122,10 +122,10 @@ void am_memory::unmap_system(memory::gpu_va va, std::uint64_t bytes) {
 }
 
 queue::queue_memory am_memory::host_memory(const allocation& a) {
-  const queue::gpu_va va{a.va.value};
+  const memory::gpu_va va = a.va;
   if (mapping_ && a.pa.value + a.bytes <= bar0_) return {{mapping_ + a.pa.value, a.bytes}, va};
   if (!a.cpu_visible)
-    throw usage_error(str(c_.name(), ": the allocation at VA ", memory::hex{a.va.value},
+    throw usage_error(str(c_.name(), ": the allocation at VA ", hex{a.va.value},
                           " is not CPU-visible (allocate it with cpu_visible = true)"));
   shadow& s = shadows_[a.va.value];
   if (s.words.empty()) {

@@ -1,6 +1,6 @@
-// am_memory.hpp: the VRAM and GPU virtual addresses of one booted GPU: the VRAM partition of facts
-// 2.10, the VMID 0 page tables (memory::page_table in VRAM, written through BAR0), the VA window
-// the emulator's driver uses (2^45, 16 TiB; facts 2.1), and the CPU's view of CPU-visible memory.
+// am_memory.hpp: the VRAM and GPU virtual addresses of one booted GPU: the VRAM partition (after
+// tinygrad amdev.py AMMemoryManager), the VMID 0 page tables (memory::page_table in VRAM, written through BAR0), the VA window
+// the emulator's driver uses (2^45, 16 TiB; tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c), and the CPU's view of CPU-visible memory.
 //
 // Partition: boot (am_context::boot, the first 32 MiB) | page-table pool, round_up(VRAM / 512, 1 MiB),
 // only when BAR0 < VRAM | a BAR-visible heap up to the end of BAR0 | the rest up to VRAM - 64 MiB
@@ -38,7 +38,7 @@ class am_memory {
  public:
   static constexpr memory::gpu_va va_base{std::uint64_t{1} << 45};
   static constexpr std::uint64_t va_size = std::uint64_t{1} << 44;
-  static constexpr std::uint64_t reserved_tail = 64ull << 20;  // facts 2.10
+  static constexpr std::uint64_t reserved_tail = 64ull << 20;  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
 
   am_memory(am_context& c, memory::tlb_invalidator& tlb);
   ~am_memory();
@@ -48,7 +48,7 @@ class am_memory {
   allocation allocate(std::uint64_t bytes, bool cpu_visible, std::uint64_t align = 0);
   void release(const allocation& a);
   // System pages (bus addresses, 4 KiB each) at a fresh VA aligned to `align`, uncached and
-  // snooped (facts 2.6).
+  // snooped (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
   memory::gpu_va map_system(std::span<const std::uint64_t> page_bus_addresses, std::uint64_t align = 4096);
   void unmap_system(memory::gpu_va va, std::uint64_t bytes);
 

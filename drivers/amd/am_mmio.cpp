@@ -38,8 +38,8 @@ std::uint32_t mmio::poll(std::uint64_t index, std::uint32_t mask, std::uint32_t 
   if (wait_until([&] { return ((last = read(index)) & mask) == expected; }, timeout)) return last;
   throw device_error(str(name_, ": ", what, " not done after ", timeout.count(), " ms (",
                          reg_name.empty() ? std::string("register") : std::string(reg_name), " ",
-                         memory::hex{index}, " = ", memory::hex{last}, ", waiting for bits ", memory::hex{mask},
-                         " = ", memory::hex{expected}, ")"));
+                         hex{index}, " = ", hex{last}, ", waiting for bits ", hex{mask},
+                         " = ", hex{expected}, ")"));
 }
 
 void mmio::flush_hdp() {
@@ -78,7 +78,7 @@ std::uint32_t ip_registers::poll(std::string_view reg, std::string_view name, st
 
 void read_vram(transport::device_transport& t, std::uint64_t offset, std::span<std::byte> out) {
   if (offset % 4 || out.size() % 4)
-    throw usage_error(str(t.name(), ": VRAM read at ", memory::hex{offset}, " of ", out.size(),
+    throw usage_error(str(t.name(), ": VRAM read at ", hex{offset}, " of ", out.size(),
                           " bytes is not dword aligned"));
   transport::bar_window& bar0 = t.bar(0);
   if (offset + out.size() <= bar0.size()) return bar0.read(offset, out);

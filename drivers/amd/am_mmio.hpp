@@ -1,10 +1,10 @@
 // am_mmio.hpp: register and early VRAM access of the AM driver over a device_transport.
 //
 // Registers are dword indices into BAR5; an index beyond the BAR goes through the RSMU window
-// (BIF_BX_PF0_RSMU_INDEX / _DATA, facts 5.3, 8.2). Named registers come from the generated tables
-// (drivers/amd/regs): index = discovery base of the register's segment + offset (appendix A).
+// (BIF_BX_PF0_RSMU_INDEX / _DATA, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c). Named registers come from the generated tables
+// (drivers/amd/regs): index = discovery base of the register's segment + offset (the IP offset headers in drivers/gpu/drm/amd/include/asic_reg).
 // VRAM before the memory manager exists (the discovery table) goes through BAR0 when it covers
-// the range, else through MM_INDEX / MM_DATA one dword at a time (facts 8.2).
+// the range, else through MM_INDEX / MM_DATA one dword at a time (Linux Documentation/PCI/sysfs-pci.rst).
 //
 //   tg::amd::mmio io(transport);
 //   tg::amd::ip_registers gc(io, tg::amd::regs::gc_11_0_0::table, discovery.require(hw_id::gc).bases);
@@ -29,7 +29,7 @@
 
 namespace tg::amd {
 
-// NBIO / NBIF registers at fixed indices, the same on NBIO 4.3.0 and NBIF 6.3.1 (facts A.5; the
+// NBIO / NBIF registers at fixed indices, the same on NBIO 4.3.0 and NBIF 6.3.1 (the IP offset headers in drivers/gpu/drm/amd/include/asic_reg; the
 // emulator's personality.hpp uses the same numbers).
 namespace nbio_reg {
 inline constexpr std::uint32_t mm_index = 0x0, mm_data = 0x1, mm_index_hi = 0x6, rsmu_index = 0x14,
@@ -49,7 +49,7 @@ class mmio {
   // Reads `index` until (value & mask) == expected; returns the value. device_error after `timeout`.
   std::uint32_t poll(std::uint64_t index, std::uint32_t mask, std::uint32_t expected, std::chrono::milliseconds timeout,
                      std::string_view what, std::string_view reg_name = {});
-  // HDP flush: write 0 to the register BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL points at (facts 2.7 a).
+  // HDP flush: write 0 to the register BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL points at (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
   void flush_hdp();
 
  private:

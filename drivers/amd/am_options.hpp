@@ -14,12 +14,12 @@ namespace tg::amd {
 
 struct am_options {
   std::filesystem::path firmware_dir = "/lib/firmware/amdgpu";
-  // Register polls, PSP and SMU handshakes (appendix C: 10 s); tests shorten it.
+  // Register polls, PSP and SMU handshakes (tinygrad/runtime/support/am/amdev.py: 10 s); tests shorten it.
   std::chrono::milliseconds timeout{10000};
-  // Queue waits without progress (facts 5.8: 30 s).
+  // Queue waits without progress (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c: 30 s).
   std::chrono::milliseconds queue_timeout{30000};
-  bool force_full_boot = false;  // the reference's AM_RESET=1 (facts 5.11)
-  // 0: the defaults of facts 5.1 scaled down (compute 1 MiB; SDMA 1 MiB; USB compute 8 KiB).
+  bool force_full_boot = false;  // the reference's AM_RESET=1 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
+  // 0: the defaults of tinygrad/runtime/support/am/ip.py; gfx_v11_0.c scaled down (compute 1 MiB; SDMA 1 MiB; USB compute 8 KiB).
   std::uint64_t compute_ring_bytes = 0, sdma_ring_bytes = 0;
   // Called with each boot step's name ("discovery", "psp: load sos", ...), for the CLI.
   std::function<void(std::string_view)> progress;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 #include "drivers/amd/elf_reader.hpp"
 
@@ -12,7 +13,7 @@ namespace {
 
 // A guard against sizes read from a corrupt file; LLVM kernels are kilobytes.
 constexpr std::uint64_t max_image_bytes = std::uint64_t{256} << 20;
-// COMPUTE_PGM_LO holds the entry address >> 8 (facts 3.10 step 6; AMDGPUUsage: the entry "must be
+// COMPUTE_PGM_LO holds the entry address >> 8 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h; AMDGPUUsage: the entry "must be
 // 256 byte aligned").
 constexpr std::uint64_t entry_alignment = 256;
 constexpr std::uint64_t no_offset = ~std::uint64_t{0};
@@ -50,7 +51,7 @@ gfx_target check_header(const elf::header& h) {
   if (mach == ef_amdgpu_mach_gfx1100) return gfx_target::gfx1100;
   if (mach == ef_amdgpu_mach_gfx1200) return gfx_target::gfx1200;
   std::string_view name = mach_name(mach);
-  throw usage_error(str("code object: e_flags mach 0x", std::hex, mach, std::dec,
+  throw usage_error(str("code object: e_flags mach ", hex{mach},
                         name.empty() ? "" : " (", name, name.empty() ? "" : ")",
                         " is not supported; tg loads gfx1100 and gfx1200 code objects (llc -mcpu=gfx1100 or "
                         "-mcpu=gfx1200)"));
@@ -92,8 +93,8 @@ void add_fixups(const elf::file& f, const elf::section& rela, std::uint64_t base
     std::string where = str("relocation ", i, " of section '", rela.name, "'");
     std::size_t width = reloc_width(r.type, where);
     if (r.offset > limit || width > limit - r.offset || base + r.offset > image_bytes)
-      throw usage_error(str("code object: ", where, " patches offset 0x", std::hex, r.offset,
-                            ", outside what it relocates (0x", limit, " bytes)"));
+      throw usage_error(str("code object: ", where, " patches offset ", hex{r.offset},
+                            ", outside what it relocates (", hex{limit}, " bytes)"));
     fixup fx{base + r.offset, r.type, true, 0, r.addend};
     if (r.symbol != 0) {
       if (r.symbol >= symbols.size())
@@ -139,8 +140,8 @@ void code_object::load_segments(const elf::file& f) {
       throw usage_error(str("code object: a PT_LOAD segment has p_align ", p.align,
                             ", not a power of two up to the image limit"));
     if (p.memsz > max_image_bytes || p.vaddr > max_image_bytes - p.memsz)
-      throw usage_error(str("code object: a PT_LOAD segment ends at vaddr 0x", std::hex, p.vaddr + p.memsz,
-                            ", past the 0x", max_image_bytes, " bytes tg loads (is the file corrupt?)"));
+      throw usage_error(str("code object: a PT_LOAD segment ends at vaddr ", hex{p.vaddr + p.memsz},
+                            ", past the ", hex{max_image_bytes}, " bytes tg loads (is the file corrupt?)"));
     alignment_ = std::max(alignment_, p.align);
     end = std::max(end, p.vaddr + p.memsz);
   }
@@ -216,8 +217,8 @@ void code_object::find_kernels(const elf::file& f) {
       throw fail("symbol ", sym.name, " is ", sym.size, " bytes; a kernel descriptor is ", kernel_descriptor_bytes);
     symbol_place at = resolve(sym, section_offsets_, str("symbol ", sym.name));
     if (at.absolute || at.value > relocated.size() || relocated.size() - at.value < kernel_descriptor_bytes)
-      throw fail("descriptor ", sym.name, " at 0x", std::hex, at.value, " is not inside the image (0x",
-                 relocated.size(), " bytes)");
+      throw fail("descriptor ", sym.name, " at ", hex{at.value}, " is not inside the image (",
+                 hex{relocated.size()}, " bytes)");
     kernel_descriptor kd = decode_kernel_descriptor(
         std::span<const std::byte>(relocated).subspan(at.value).first<kernel_descriptor_bytes>());
     std::uint64_t entry = at.value + std::uint64_t(kd.kernel_code_entry_byte_offset);
@@ -225,10 +226,10 @@ void code_object::find_kernels(const elf::file& f) {
                                [&](auto& r) { return entry >= r.first && entry < r.second; });
     if (!in_code)
       throw fail("kernel_code_entry_byte_offset ", kd.kernel_code_entry_byte_offset,
-                 " puts the entry outside the executable code (descriptor at image offset 0x", std::hex, at.value,
+                 " puts the entry outside the executable code (descriptor at image offset ", hex{at.value},
                  ")");
     if (entry % entry_alignment != 0)
-      throw fail("kernel_code_entry_byte_offset puts the entry at image offset 0x", std::hex, entry,
+      throw fail("kernel_code_entry_byte_offset puts the entry at image offset ", hex{entry},
                  ", which is not 256-byte aligned (COMPUTE_PGM_LO holds the address >> 8)");
     kernels_.push_back({std::move(name), at.value, entry, kd});
   }
@@ -255,10 +256,10 @@ queue::pm4::kernel_summary code_object::summary(std::string_view name, gpu_va lo
   const code_object_kernel& k = kernel(name);
   const kernel_descriptor& kd = k.descriptor;
   if (!load_address.is_aligned(alignment_))
-    throw usage_error(str("code object: load address 0x", std::hex, load_address.value,
-                          " is not a multiple of the code object's alignment 0x", alignment_));
+    throw usage_error(str("code object: load address ", load_address,
+                          " is not a multiple of the code object's alignment ", hex{alignment_}));
   auto fail = [&](auto&&... parts) { return usage_error(str("code object: kernel '", k.name, "': ", parts...)); };
-  // User SGPRs beyond what pm4::user_sgprs writes (facts 6.4); the attribute that turns each off.
+  // User SGPRs beyond what pm4::user_sgprs writes (llvm/docs/AMDGPUUsage.rst); the attribute that turns each off.
   struct sgpr {
     std::uint16_t bit;
     std::string_view field, fix;
@@ -277,7 +278,7 @@ queue::pm4::kernel_summary code_object::summary(std::string_view name, gpu_va lo
     throw fail("kernel_code_properties.USES_DYNAMIC_STACK is set (recursion, indirect calls or dynamic allocas); "
                "tg sizes scratch from private_segment_fixed_size (", kd.private_segment_fixed_size, " bytes) only");
   if (kd.kernarg_preload != 0)
-    throw fail("kernarg_preload is 0x", std::hex, kd.kernarg_preload, "; tg passes kernel arguments in memory only");
+    throw fail("kernarg_preload is ", hex{kd.kernarg_preload}, "; tg passes kernel arguments in memory only");
   return {load_address + k.entry_offset,
           kd.group_segment_fixed_size,
           kd.kernarg_size,

@@ -3,9 +3,9 @@
 // Input is what `llc -mtriple=amdgcn-amd-amdhsa -filetype=obj` writes (ET_REL) or that object after
 // `ld.lld -shared` (ET_DYN, the usual form). The loader builds the image to copy to GPU memory:
 // for ET_DYN the PT_LOAD segments at their p_vaddr (p_memsz, the tail zero-filled); for ET_REL the
-// SHF_ALLOC PROGBITS/NOBITS sections appended in section order at their sh_addralign (facts 6.1).
+// SHF_ALLOC PROGBITS/NOBITS sections appended in section order at their sh_addralign (llvm/docs/AMDGPUUsage.rst).
 // Relocations are applied for a load address; each kernel is found by its `<name>.kd` symbol
-// (AMDGPUUsage "Symbols": the kernel descriptor symbol) and its descriptor read (facts 6.2).
+// (AMDGPUUsage "Symbols": the kernel descriptor symbol) and its descriptor read (llvm/docs/AMDGPUUsage.rst).
 // Corrupt files and what tg cannot dispatch throw tg::usage_error naming the kernel and field.
 //
 //   tg::amd::code_object co(elf_bytes);
@@ -31,7 +31,7 @@ class file;
 
 namespace tg::amd {
 
-using queue::gpu_va;
+using memory::gpu_va;
 
 // AMDGPU ELF header values (LLVM 19 llvm/BinaryFormat/ELF.h).
 inline constexpr std::uint8_t elfosabi_amdgpu_hsa = 64;          // ELFOSABI_AMDGPU_HSA

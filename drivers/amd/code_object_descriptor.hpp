@@ -2,7 +2,7 @@
 //
 // Layout and bit positions: LLVM 19 llvm/Support/AMDHSAKernelDescriptor.h (kernel_descriptor_t,
 // *_OFFSET, COMPUTE_PGM_RSRC1/2, KERNEL_CODE_PROPERTY) and AMDGPUUsage.rst "Kernel Descriptor"
-// (code object V3 and later; V2's amd_kernel_code_t is a different format). amd-driver-facts.md 6.2.
+// (code object V3 and later; V2's amd_kernel_code_t is a different format). llvm/docs/AMDGPUUsage.rst.
 //
 //   tg::amd::kernel_descriptor kd = tg::amd::decode_kernel_descriptor(bytes.first<64>());
 //   if (kd.uses_dynamic_stack()) ...

@@ -4,9 +4,9 @@
 // alignment (AMDGPUUsage "Kernel Argument Layout"; the .offset of each entry in the amdhsa.kernels
 // .args metadata). The descriptor's kernarg_size is what the kernel may read; with code object v5
 // and no "amdgpu-no-implicitarg-ptr" it includes hidden arguments after the explicit ones, which
-// tg leaves zero as the reference does (facts 6.3: it allocates kernarg_size and writes only its
+// tg leaves zero as the reference does (llvm/docs/AMDGPUUsage.rst: it allocates kernarg_size and writes only its
 // own arguments). When the kernel asks for the dispatch pointer, a 64-byte HSA dispatch packet
-// follows at kernarg_size (facts 6.3, 6.4; pm4::user_sgprs points there).
+// follows at kernarg_size (llvm/docs/AMDGPUUsage.rst; pm4::user_sgprs points there).
 //
 //   const tg::amd::kernarg args[] = {tg::amd::kernarg_pointer, tg::amd::kernarg_pointer, tg::amd::kernarg_u32};
 //   tg::amd::kernarg_layout l = tg::amd::layout_kernargs(co.kernel("add"), args);
@@ -29,7 +29,7 @@ inline constexpr kernarg kernarg_pointer{8, 8};  // global (addrspace 1) pointer
 inline constexpr kernarg kernarg_u32{4, 4};
 inline constexpr kernarg kernarg_u64{8, 8};
 
-// The packet amd-driver-facts.md 6.3 places after the arguments (hsa_kernel_dispatch_packet_t).
+// The packet llvm/docs/AMDGPUUsage.rst places after the arguments (hsa_kernel_dispatch_packet_t).
 inline constexpr std::uint32_t dispatch_packet_bytes = 64;
 
 struct kernarg_layout {

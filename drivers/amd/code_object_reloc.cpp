@@ -4,6 +4,7 @@
 #include <limits>
 
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 #include "drivers/amd/elf_reader.hpp"
 
@@ -62,8 +63,8 @@ void apply_fixups(std::span<std::byte> image, std::span<const fixup> fixups, std
     std::uint64_t pcrel = sa - p;
     auto put32 = [&](std::uint64_t v) { elf::store_le(image, f.at, std::uint32_t(v)); };
     auto overflow = [&](std::uint64_t v) {
-      return usage_error(str("code object: ", reloc_name(f.type), " at image offset 0x", std::hex, f.at,
-                             ": value 0x", v, " does not fit 32 bits (load address 0x", load_address, ")"));
+      return usage_error(str("code object: ", reloc_name(f.type), " at image offset ", hex{f.at},
+                             ": value ", hex{v}, " does not fit 32 bits (load address ", hex{load_address}, ")"));
     };
     switch (f.type) {
       case r_amdgpu::none: break;

@@ -26,9 +26,9 @@ constexpr std::size_t binary_header_bytes = 12 + total_tables * 8;      // 60
 constexpr std::size_t ip_discovery_header_bytes = 4 + 2 + 2 + 4 + 2 + 16 * 4 + 2;  // 80
 constexpr std::size_t gc_info_header_bytes = 12;
 constexpr std::size_t harvest_table_bytes = 8 + 32 * 4;
-constexpr std::size_t padded_bases = 10;  // the reference mock's base list length (facts 10.2)
+constexpr std::size_t padded_bases = 10;  // the reference mock's base list length (tinygrad's mock GPU (test/mockgpu/amd))
 
-// The navi-family bases (facts 10.2). The first segments must be those the register indices
+// The navi-family bases (tinygrad's mock GPU (test/mockgpu/amd)). The first segments must be those the register indices
 // were built from (personality.cpp takes them from the generated tables).
 constexpr std::uint32_t gc_bases[] = {0x1260, 0xA000, 0x1C000, 0x2402C00};
 constexpr std::uint32_t mmhub_bases[] = {0x1A000, 0x2408800};
@@ -140,7 +140,7 @@ std::vector<discovery_ip> discovery_ips(const personality& chip) {
 }
 
 gc_info discovery_gc_info(const personality& chip) {
-  // gfx11: a Navi31 (96 CUs: 6 SE x 2 SH x 8 CU); gfx12: the mock's Navi44 (32 CUs; facts 6.7).
+  // gfx11: a Navi31 (96 CUs: 6 SE x 2 SH x 8 CU); gfx12: the mock's Navi44 (32 CUs; llvm/docs/AMDGPUUsage.rst).
   const bool g12 = chip.gen == gfx_gen::gfx12;
   gc_info g{};
   g.num_se = g12 ? 2 : 6;
@@ -157,7 +157,7 @@ gc_info discovery_gc_info(const personality& chip) {
   g.wave_size = 32;
   g.max_waves_per_simd = 16;
   g.max_scratch_slots_per_cu = 32;
-  g.lds_size = 64;  // KiB (facts 6.6)
+  g.lds_size = 64;  // KiB (llvm/docs/AMDGPUUsage.rst)
   g.num_sc_per_se = 2;
   g.num_packer_per_sc = 4;
   g.num_tcp_per_sh = 8;

@@ -1,5 +1,5 @@
 // discovery_table.hpp: the IP discovery binary the emulated GPU leaves at VRAM end - 64 KiB, where
-// a driver looks for it first (facts 2.10, 10.2, Appendix B step 1).
+// a driver looks for it first (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.cppendix B step 1).
 //
 // Layouts are those of Linux 6.12 include/discovery.h (packed, little-endian): a binary header
 // (signature 0x28211407, a byte-sum checksum over everything after its checksum field, table
@@ -23,7 +23,7 @@
 
 namespace tg::emu {
 
-inline constexpr std::uint64_t discovery_offset_from_end = 64 * 1024;  // facts 2.10
+inline constexpr std::uint64_t discovery_offset_from_end = 64 * 1024;  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
 inline constexpr std::uint64_t discovery_max_bytes = 10 * 1024;        // what a driver reads
 
 // Hardware ids of Linux include/soc15_hw_ip.h.

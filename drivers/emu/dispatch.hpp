@@ -1,7 +1,7 @@
 // dispatch.hpp: host callbacks that stand in for GPU kernels, and what a dispatch hands them.
 //
 // The emulator runs no shader ISA. A test or the runtime registers a host function for a program
-// address; DISPATCH_DIRECT looks the address up from COMPUTE_PGM_LO/HI (facts 3.10 step 6) and
+// address; DISPATCH_DIRECT looks the address up from COMPUTE_PGM_LO/HI (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h) and
 // calls it once for the whole grid, with the dispatch registers and memory access through the
 // MMU, so a kernel reading an unmapped address faults as on hardware (the queue halts and the
 // fault is recorded). The program address must itself be mapped: the CP fetches code through
@@ -29,7 +29,7 @@ namespace tg::emu {
 
 // How the kernel finds its arguments: COMPUTE_USER_DATA_n and _n+1 hold the kernarg address.
 // 0 for a kernel whose only user SGPRs are the kernarg pointer; 4 after a private segment
-// buffer; 6 after that and a dispatch pointer (facts 6.4).
+// buffer; 6 after that and a dispatch pointer (llvm/docs/AMDGPUUsage.rst).
 struct kernel_abi {
   unsigned kernarg_sgpr = 0;
 };
@@ -43,7 +43,7 @@ class dispatch_context {
         user_data_(user_data), user_sgpr_count_(user_sgpr_count), abi_(abi) {}
 
   gpu_va program() const { return program_; }
-  // Grid size in workgroups (DISPATCH_DIRECT, facts 3.6) and threads per workgroup
+  // Grid size in workgroups (DISPATCH_DIRECT, tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h) and threads per workgroup
   // (COMPUTE_NUM_THREAD_X/Y/Z.NUM_THREAD_FULL).
   std::array<std::uint32_t, 3> workgroups() const { return workgroups_; }
   std::array<std::uint32_t, 3> workgroup_size() const { return workgroup_size_; }

@@ -13,7 +13,7 @@ doorbell_page::doorbell_page(std::uint64_t size_bytes)
 
 std::uint64_t doorbell_page::slot(std::uint64_t byte_offset) const {
   if (byte_offset % 8 != 0 || byte_offset >= size_bytes())
-    throw usage_error(str("emu: doorbell offset ", memory::hex{byte_offset}, " is not an 8-byte slot inside the ",
+    throw usage_error(str("emu: doorbell offset ", hex{byte_offset}, " is not an 8-byte slot inside the ",
                           size_bytes(), "-byte doorbell page"));
   return byte_offset / 8;
 }

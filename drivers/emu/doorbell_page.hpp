@@ -1,8 +1,8 @@
 // doorbell_page.hpp: the doorbell BAR (BAR2): 64-bit slots the host stores queue write pointers into.
 //
-// A doorbell is a 64-bit store of the put value at the queue's doorbell offset (facts 5.3:
-// compute 0x18, SDMA0 0x800). The page is a memfd (8 KiB like the reference mock's BAR2, facts
-// 10.1), so a transport can map it for a driver; store64() is the same store plus a sequence
+// A doorbell is a 64-bit store of the put value at the queue's doorbell offset (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c:
+// compute 0x18, SDMA0 0x800). The page is a memfd (8 KiB like the reference mock's BAR2 in
+// test/mockgpu/amd), so a transport can map it for a driver; store64() is the same store plus a sequence
 // number, so a queue also notices a doorbell that repeats the previous value, and the gpu wakes
 // its worker at once. A store made through another mapping is seen at the next poll.
 #pragma once

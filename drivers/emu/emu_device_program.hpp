@@ -7,7 +7,7 @@
 
 namespace tg::emu {
 
-// The SGPRs the descriptor enables ahead of the kernarg pointer (facts 6.4): private segment
+// The SGPRs the descriptor enables ahead of the kernarg pointer (llvm/docs/AMDGPUUsage.rst): private segment
 // buffer (4), dispatch pointer (2), queue pointer (2).
 kernel_abi kernel_abi_of(const queue::pm4::kernel_summary& k);
 

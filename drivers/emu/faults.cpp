@@ -24,7 +24,7 @@ const char* kind_name(fault_kind k) {
 std::string describe(const fault_record& f) {
   const char* engine = f.engine == engine_id::compute ? "compute queue" : "sdma queue";
   return str("emu: ", engine, ' ', f.queue, ": ", kind_name(f.kind), " at ", f.in_ib ? "IB" : "ring", " offset ",
-             memory::hex{f.stream_offset}, " (VA ", f.packet_va, ", header ", memory::hex{f.header}, "): ", f.message);
+             hex{f.stream_offset}, " (VA ", f.packet_va, ", header ", hex{f.header}, "): ", f.message);
 }
 
 }  // namespace tg::emu

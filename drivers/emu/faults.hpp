@@ -4,7 +4,7 @@
 // of a program nobody registered) records a fault_record and halts at that packet (its read
 // pointer stays on it; inside an IB, on the INDIRECT_BUFFER's successor), as a hung queue does on
 // hardware; the host sees its signal never arrive, then reads gpu::faults(). Page faults also latch the GC hub's fault status and address registers
-// (facts 5.10) and, once the driver set up IH ring 0, are written there as UTCL2 entries
+// (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c) and, once the driver set up IH ring 0, are written there as UTCL2 entries
 // (ih_ring.hpp). Other interrupts are not written to the ring: interrupt_record lists them.
 #pragma once
 #include <cstdint>
@@ -43,8 +43,8 @@ struct fault_record {
 std::string describe(const fault_record& f);
 
 enum class interrupt_source : std::uint8_t {
-  cp_end_of_pipe,  // RELEASE_MEM with INT_SEL != 0 (facts 3.5)
-  sdma_trap,       // SDMA TRAP (facts 4.4; IH source 49 on gfx11/12)
+  cp_end_of_pipe,  // RELEASE_MEM with INT_SEL != 0 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+  sdma_trap,       // SDMA TRAP (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c; IH source 49 on gfx11/12)
 };
 
 struct interrupt_record {

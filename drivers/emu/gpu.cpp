@@ -4,6 +4,7 @@
 #include "drivers/emu/gpu_lock.hpp"
 
 #include <algorithm>
+#include <tg/core/hash.hpp>
 #include <utility>
 
 namespace tg::emu {
@@ -59,7 +60,7 @@ namespace {
 
 void check_mmio(std::uint64_t byte_offset, std::uint64_t mmio_bytes) {
   if (byte_offset % 4 != 0 || byte_offset >= mmio_bytes)
-    throw usage_error(str("emu: MMIO access at byte ", memory::hex{byte_offset}, " is not a dword inside the ",
+    throw usage_error(str("emu: MMIO access at byte ", hex{byte_offset}, " is not a dword inside the ",
                           mmio_bytes, "-byte register BAR (registers beyond it go through MM_INDEX / MM_DATA)"));
 }
 
@@ -85,7 +86,7 @@ void gpu::attach_system_bus(system_bus* bus) {
 void gpu::register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi) {
   if (code_address.value % 256 != 0)
     throw usage_error(str("emu: kernel at ", code_address,
-                          " is not 256-byte aligned; COMPUTE_PGM_LO holds the address >> 8 (facts 3.10)"));
+                          " is not 256-byte aligned; COMPUTE_PGM_LO holds the address >> 8 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)"));
   if (!fn) throw usage_error(str("emu: kernel at ", code_address, " has no callback"));
   if (abi.kernarg_sgpr > 14)
     throw usage_error(str("emu: kernarg SGPR ", abi.kernarg_sgpr, " leaves COMPUTE_USER_DATA_0..15"));
@@ -94,8 +95,8 @@ void gpu::register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi) {
 }
 
 std::uint64_t gpu::hash_code(std::span<const std::byte> code) {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (std::byte b : code.first(std::min(code.size(), code_hash_bytes))) h = (h ^ std::uint64_t(b)) * 1099511628211ull;
+  std::uint64_t h = fnv_offset;
+  for (std::byte b : code.first(std::min(code.size(), code_hash_bytes))) h = fnv_mix(h, std::uint64_t(b));
   return h;
 }
 

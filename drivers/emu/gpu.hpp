@@ -4,11 +4,11 @@
 // Behind the registers are an MMU that walks the page tables the driver wrote in VRAM (with a
 // TLB that only an invalidation request refreshes), a compute queue engine per active HQD (PM4)
 // and the SDMA0 queue engine, created from the same register writes the driver makes on
-// hardware (facts 4.11, 5.4, 10.3). Kernels are host callbacks registered by program address.
+// hardware (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c). Kernels are host callbacks registered by program address.
 // Nothing a driver can write crashes the host: faults are recorded (faults()) and latched in
 // registers, written to the IH ring when the driver set one up, and the queue stops.
 //
-// It also speaks the bring-up protocol of a real card (Appendix B), so a driver written from the
+// It also speaks the bring-up protocol of a real card (tinygrad/runtime/support/am/amdev.py: AMDev), so a driver written from the
 // facts can boot it: the IP discovery table at VRAM end - 64 KiB (discovery_table.hpp), the PSP
 // (psp_model.hpp), the SMU (smu_model.hpp), the IH ring (ih_ring.hpp) and the GFX status bits a
 // boot polls. SCRATCH_REG6/7 are plain registers that outlive driver sessions (the gpu object);
@@ -25,7 +25,7 @@
 //   tg::memory::page_table pt(g.gen(), va_base, va_size, pool, g.vram(), tlb);  // tables in its VRAM
 //   g.write_register(g.chip().gc_reg.vm_pt_base_lo, std::uint32_t(pt.root_table().value | 1));
 //   ...                                      // the rest of VM_CONTEXT0 and a queue, as a driver does
-//   g.write_doorbell64(0x800, put);          // SDMA0's doorbell (facts 5.3)
+//   g.write_doorbell64(0x800, put);          // SDMA0's doorbell (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
 //   g.step_until_idle();
 // tests/drivers/emu/emu_rig.hpp does all of it for the emulator's own tests: page tables, TLB
 // flushes, both kinds of queue. The driver that boots it as a card, over the emulated PCI host
@@ -56,8 +56,8 @@ namespace tg::emu {
 
 struct gpu_config {
   gfx_gen gen = gfx_gen::gfx11;
-  std::uint64_t vram_bytes = 512ull << 20;       // the reference mock's 512 MiB (facts 10.1)
-  std::uint64_t doorbell_bytes = 0x2000;         // BAR2 (facts 10.1)
+  std::uint64_t vram_bytes = 512ull << 20;       // the reference mock's 512 MiB (tinygrad's mock GPU (test/mockgpu/amd))
+  std::uint64_t doorbell_bytes = 0x2000;         // BAR2 (tinygrad's mock GPU (test/mockgpu/amd))
   std::uint64_t mmio_bytes = 2ull << 20;         // BAR5; registers beyond it go through MM_INDEX / RSMU_INDEX
   std::chrono::microseconds busy_poll{50};       // worker: re-check waits this often
   std::chrono::microseconds idle_poll{1000};     // worker: look at the doorbell page this often
@@ -92,7 +92,7 @@ class gpu {
   std::uint32_t mmio_read32(std::uint64_t byte_offset);
   void mmio_write32(std::uint64_t byte_offset, std::uint32_t value);
 
-  // ---- the system bus: where GMMU leaves with the SYSTEM bit lead (facts 2.3, 10.4). Every
+  // ---- the system bus: where GMMU leaves with the SYSTEM bit lead (amdgpu_vm.h; tinygrad's mock GPU (test/mockgpu/amd)). Every
   // engine access through the MMU (SDMA copies, fills, writes, fences, polls; PM4 RELEASE_MEM,
   // WAIT_REG_MEM, IB and ring fetches; dispatch_context) reaches it. Without one, or when it
   // throws, the access is a page fault recorded with its VA. nullptr detaches; the bus must
@@ -100,7 +100,7 @@ class gpu {
   // host twins (emu_device) use host pointers into VRAM, so their buffers must stay in VRAM.
   void attach_system_bus(system_bus* bus);
 
-  // ---- kernels: `fn` runs for DISPATCH_DIRECT of code_address (256-byte aligned, facts 3.10).
+  // ---- kernels: `fn` runs for DISPATCH_DIRECT of code_address (256-byte aligned, tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
   void register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi = {});
   // `fn` runs for DISPATCH_DIRECT of any program whose first code_hash_bytes bytes (read
   // from VRAM through the MMU at dispatch) are those of `code` (the image from the entry on).
@@ -121,7 +121,7 @@ class gpu {
   gpu_stats stats() const;
   tlb_stats tlb() const;
   // The compute queue of an HQD (GRBM_GFX_CNTL me/pipe/queue; the PM4 queue is me 1, pipe 0,
-  // queue 0, facts 5.4), and the SDMA queue; nullopt when not set up.
+  // queue 0, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), and the SDMA queue; nullopt when not set up.
   std::optional<queue_status> compute_queue(std::uint32_t me = 1, std::uint32_t pipe = 0, std::uint32_t queue = 0) const;
   std::optional<queue_status> sdma_queue() const;
 
@@ -136,7 +136,7 @@ class gpu {
   // A mode-1 reset as the SMU performs it; mode1_resets() counts them, whoever asked.
   void mode1_reset();
   std::uint64_t mode1_resets() const;
-  // Where the discovery table lies: VRAM end - 64 KiB (facts 2.10).
+  // Where the discovery table lies: VRAM end - 64 KiB (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
   gpu_pa discovery_table_offset() const;
 
   // ---- fault injection, for tests of the driver's hang handling (not a hardware behaviour):

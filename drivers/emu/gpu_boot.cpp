@@ -1,4 +1,4 @@
-// gpu_boot.cpp: the emulated GPU's side of a driver's bring-up (Appendix B): the firmware blocks
+// gpu_boot.cpp: the emulated GPU's side of a driver's bring-up (tinygrad/runtime/support/am/amdev.py: AMDev): the firmware blocks
 // (PSP, SMU), the IH ring, the GFX bits a boot polls, the discovery table, and the mode-1 reset
 // (see gpu.hpp).
 #include "drivers/emu/discovery_table.hpp"
@@ -12,10 +12,10 @@ void gpu::install_boot_behaviours() {
   psp_->install();
   smu_->install();
   ih_->install();
-  // GRBM_SOFT_RESET: the driver pulses reset bits and writes 0 again (Appendix B steps 6-7); the
+  // GRBM_SOFT_RESET: the driver pulses reset bits and writes 0 again (tinygrad/runtime/support/am/amdev.py: AMDev); the
   // blocks come out of reset at once, so the register reads 0 whatever was written.
   regs.set_behaviour(core_->chip.gc_reg.grbm_soft_reset, {.on_read = [](std::uint32_t) { return 0u; }});
-  // SCRATCH_REG6/7 need nothing: plain registers, 0 at power-on (facts 5.11).
+  // SCRATCH_REG6/7 need nothing: plain registers, 0 at power-on (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
 }
 
 void gpu::write_discovery_table() {

@@ -31,7 +31,7 @@ struct gpu_core {
       : chip(p), memory(vram_bytes), doorbells(doorbell_bytes), gmmu(p, regs, memory),
         power_on(std::chrono::steady_clock::now()) {}
 
-  // The 100 MHz GPU clock of RELEASE_MEM timestamps and SDMA TIMESTAMP (facts 3.5, 4.6, 5.7),
+  // The 100 MHz GPU clock of RELEASE_MEM timestamps and SDMA TIMESTAMP (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h),
   // counted from power-on.
   std::uint64_t gpu_clock() const {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - power_on);
@@ -40,7 +40,7 @@ struct gpu_core {
 
   // The VRAM offset of [mc, mc + bytes), an MC address the driver gave a firmware block (PSP
   // ring and fences, IH ring): MC = FB base + VRAM offset, with the FB base read from
-  // MMMC_VM_FB_LOCATION_BASE (facts 2.1, 10.3). nullopt when it is not in VRAM.
+  // MMMC_VM_FB_LOCATION_BASE (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c). nullopt when it is not in VRAM.
   std::optional<gpu_pa> mc_to_vram(std::uint64_t mc, std::uint64_t bytes) const {
     const std::uint64_t fb = std::uint64_t{chip.field.fb_base.get(regs.peek(chip.mm_reg.fb_location_base))} << 24;
     if (mc < fb || !memory.contains({mc - fb}, bytes)) return std::nullopt;

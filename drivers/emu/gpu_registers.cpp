@@ -1,4 +1,4 @@
-// gpu_registers.cpp: what the emulated registers do (facts 10.3, with the real hardware's rule
+// gpu_registers.cpp: what the emulated registers do (tinygrad's mock GPU (test/mockgpu/amd), with the real hardware's rule
 // where the reference's mock simplified): reset values, read-only status registers, the TLB
 // invalidation engines, fault status, HDP flushes, the indirect register windows (MM_DATA also
 // reaches VRAM when MM_INDEX bit 31 is set), and queues that start when the driver enables them.
@@ -14,14 +14,14 @@ namespace {
 
 // Where BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL points after reset: MMIO_REG_HOLE_OFFSET (0x80000 -
 // PAGE_SIZE, Linux 6.12 nbio_v4_3.c:475, nbif_v6_3_1.c:428) + KFD_MMIO_REMAP_HDP_MEM_FLUSH_CNTL
-// (0, uapi kfd_ioctl.h:728). The driver flushes HDP by writing 0 to register (value / 4) (facts 2.7).
+// (0, uapi kfd_ioctl.h:728). The driver flushes HDP by writing 0 to register (value / 4) (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
 constexpr std::uint32_t hdp_flush_remap_reset = 0x80000 - 4096;
 
-// CP_HQD_DEQUEUE_REQUEST.DEQUEUE_REQ: 1 drain, 2 reset waves (facts 5.4); any request empties the HQD here.
+// CP_HQD_DEQUEUE_REQUEST.DEQUEUE_REQ: 1 drain, 2 reset waves (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c); any request empties the HQD here.
 constexpr std::uint32_t dequeue_req_mask = 0xF;
 // The largest ring the emulator accepts, to keep pointer arithmetic far from overflow.
 constexpr std::uint64_t max_ring_bytes = std::uint64_t{1} << 32;
-// MM_INDEX bit 31: MM_DATA reaches VRAM instead of registers (facts 8.2).
+// MM_INDEX bit 31: MM_DATA reaches VRAM instead of registers (Linux Documentation/PCI/sysfs-pci.rst).
 constexpr std::uint32_t mm_index_vram = 0x80000000u;
 
 // Sets a flag for the length of a scope.
@@ -58,7 +58,7 @@ void gpu::invalidate_tlb(std::uint32_t req, std::uint32_t ack_index) {
       core_->regs.poke(gc.vm_fault_addr_hi, 0);
     }
   }
-  core_->regs.poke(ack_index, vmids);  // done at once: ACK shows the VMIDs requested (facts 2.7 step c)
+  core_->regs.poke(ack_index, vmids);  // done at once: ACK shows the VMIDs requested (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
   ++core_->stats.tlb_invalidate_requests;
 }
 
@@ -84,19 +84,19 @@ void gpu::activate_hqd() {
   const std::uint32_t doorbell = regs.peek(r.hqd_pq_doorbell_control);
   const std::uint64_t ring_bytes = std::uint64_t{4} << (f.hqd_queue_size.get(regs.peek(r.hqd_pq_control)) + 1);
   queue_engine::ring_config ring;
-  ring.base = {reg64(r.hqd_pq_base, r.hqd_pq_base_hi) << 8};  // PQ_BASE holds VA >> 8 (facts 5.4)
+  ring.base = {reg64(r.hqd_pq_base, r.hqd_pq_base_hi) << 8};  // PQ_BASE holds VA >> 8 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
   ring.size_bytes = ring_bytes;
   ring.rptr = regs.peek(r.hqd_pq_rptr);
   ring.wptr = reg64(r.hqd_pq_wptr_lo, r.hqd_pq_wptr_hi);
-  ring.doorbell_offset = std::uint64_t{f.hqd_doorbell_offset.get(doorbell)} * 4;  // a dword offset (facts 5.3)
+  ring.doorbell_offset = std::uint64_t{f.hqd_doorbell_offset.get(doorbell)} * 4;  // a dword offset (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
   if (std::uint64_t report = reg64(r.hqd_pq_rptr_report_addr, r.hqd_pq_rptr_report_addr_hi) & ~3ull)
     ring.rptr_writeback = gpu_va{report};
   if (std::uint64_t poll = reg64(r.hqd_pq_wptr_poll_addr, r.hqd_pq_wptr_poll_addr_hi) & ~7ull)
     ring.wptr_shadow = gpu_va{poll};
 
-  if (!f.hqd_doorbell_en.get(doorbell)) return fail("CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_EN is 0 (facts 5.3)");
+  if (!f.hqd_doorbell_en.get(doorbell)) return fail("CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_EN is 0 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)");
   if (ring.doorbell_offset + 8 > core_->doorbells.size_bytes())
-    return fail(str("the doorbell offset ", memory::hex{ring.doorbell_offset}, " is outside the doorbell page"));
+    return fail(str("the doorbell offset ", hex{ring.doorbell_offset}, " is outside the doorbell page"));
   if (ring_bytes > max_ring_bytes) return fail(str("CP_HQD_PQ_CONTROL.QUEUE_SIZE gives a ", ring_bytes, "-byte ring"));
   if (ring.base.value == 0) return fail("CP_HQD_PQ_BASE is 0");
   if (ring.wptr < ring.rptr) return fail("CP_HQD_PQ_WPTR is behind CP_HQD_PQ_RPTR");
@@ -115,7 +115,7 @@ void gpu::enable_sdma_ring(std::uint32_t rb_cntl) {
     record_setup_fault(engine_id::sdma, str("SDMA0_QUEUE0_RB_CNTL.RB_ENABLE = 1 but ", why, "; the queue stays off"));
   };
   queue_engine::ring_config ring;
-  ring.base = {reg64(r.rb_base, r.rb_base_hi) << 8};             // RB_BASE holds VA >> 8 (facts 4.11)
+  ring.base = {reg64(r.rb_base, r.rb_base_hi) << 8};             // RB_BASE holds VA >> 8 (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c)
   ring.size_bytes = std::uint64_t{4} << f.rb_size.get(rb_cntl);  // rb_size = log2(ring bytes / 4)
   ring.rptr = reg64(r.rb_rptr, r.rb_rptr_hi);
   ring.wptr = reg64(r.rb_wptr, r.rb_wptr_hi);
@@ -124,9 +124,9 @@ void gpu::enable_sdma_ring(std::uint32_t rb_cntl) {
   if (std::uint64_t poll = reg64(r.rb_wptr_poll_addr_lo, r.rb_wptr_poll_addr_hi) & ~3ull) ring.wptr_shadow = gpu_va{poll};
 
   if (!f.sdma_doorbell_enable.get(regs.peek(r.doorbell)))
-    return fail("SDMA0_QUEUE0_DOORBELL.ENABLE is 0 (facts 4.11 step 7)");
+    return fail("SDMA0_QUEUE0_DOORBELL.ENABLE is 0 (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c)");
   if (ring.doorbell_offset + 8 > core_->doorbells.size_bytes())
-    return fail(str("the doorbell offset ", memory::hex{ring.doorbell_offset}, " is outside the doorbell page"));
+    return fail(str("the doorbell offset ", hex{ring.doorbell_offset}, " is outside the doorbell page"));
   if (ring.base.value == 0) return fail("RB_BASE is 0");
   if (ring.wptr < ring.rptr) return fail("RB_WPTR is behind RB_RPTR");
   sdma_ = std::make_unique<sdma_engine>(*core_, ring);
@@ -145,7 +145,7 @@ void gpu::install_register_behaviours() {
   };
 
   // NBIO: memory size, HDP flushes, the indirect windows for registers beyond the BAR.
-  read_only(nb.config_memsize, std::uint32_t(config_.vram_bytes >> 20));  // MiB (facts 2.10)
+  read_only(nb.config_memsize, std::uint32_t(config_.vram_bytes >> 20));  // MiB (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
   auto count_hdp_flush = [this](std::uint32_t) { ++core_->stats.hdp_flushes; };
   regs.poke(nb.remap_hdp_mem_flush_cntl, hdp_flush_remap_reset);
   regs.set_behaviour(hdp_flush_remap_reset / 4, {.on_write = count_hdp_flush});
@@ -153,15 +153,15 @@ void gpu::install_register_behaviours() {
                        // Never over a register that already does something.
                        if (!core_->regs.has_behaviour(v / 4)) core_->regs.set_behaviour(v / 4, {.on_write = count_hdp_flush});
                      }});
-  // The GPU-side HDP flush of WAIT_REG_MEM (facts 3.3): REQ is answered on DONE at once.
+  // The GPU-side HDP flush of WAIT_REG_MEM (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h): REQ is answered on DONE at once.
   regs.set_behaviour(nb.hdp_flush_req, {.on_write = [this, done = nb.hdp_flush_done](std::uint32_t v) {
                        core_->regs.poke(done, v);
                        ++core_->stats.hdp_flushes;
                      }});
   regs.set_behaviour(nb.hdp_flush_done, {.read_only = true});
   // A window that points at a window (itself or the other) acts on its own stored value, so no
-  // chain of indirections can recurse. MM_INDEX bit 31 turns MM_DATA onto VRAM instead (facts
-  // 8.2, Linux amdgpu_device_mm_access): address bits 30:0 from MM_INDEX, the bits above from
+  // chain of indirections can recurse. MM_INDEX bit 31 turns MM_DATA onto VRAM instead
+  // (Linux amdgpu_device_mm_access): address bits 30:0 from MM_INDEX, the bits above from
   // MM_INDEX_HI; a dword outside VRAM reads 0 and drops writes.
   auto window = [this](std::uint32_t data, auto target, auto vram_at) {
     core_->regs.set_behaviour(data, {.on_read = [this, target, vram_at](std::uint32_t stored) {
@@ -195,9 +195,9 @@ void gpu::install_register_behaviours() {
         if ((index & mm_index_vram) == 0) return std::nullopt;
         return gpu_pa{(std::uint64_t{core_->regs.peek(nb.mm_index_hi)} << 31 | (index & ~mm_index_vram)) & ~3ull};
       });
-  window(nb.rsmu_data, [this, nb] { return core_->regs.peek(nb.rsmu_index) / 4; }, no_vram);  // facts 5.3
+  window(nb.rsmu_data, [this, nb] { return core_->regs.peek(nb.rsmu_index) / 4; }, no_vram);  // tinygrad/runtime/support/am/ip.py; gfx_v11_0.c
 
-  // GC status registers as after a finished boot (facts 10.3 and Appendix B step 6).
+  // GC status registers as after a finished boot (tinygrad's mock GPU (test/mockgpu/amd); the IP offset headers in drivers/gpu/drm/amd/include/asic_regppendix B step 6).
   read_only(gc.cp_stat, 0);
   read_only(gc.rlc_bootload_status, f.bootload_complete.set(0, 1));
   regs.set_behaviour(gc.rlc_safe_mode, {.on_read = [cmd = f.rlc_safe_mode_cmd](std::uint32_t stored) {
@@ -211,7 +211,7 @@ void gpu::install_register_behaviours() {
     read_only(top, fb_top);
   }
 
-  // TLB invalidation engine 17 of both hubs (facts 2.7): a semaphore taken by reading 1 and
+  // TLB invalidation engine 17 of both hubs (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c): a semaphore taken by reading 1 and
   // released by writing 0; REQ invalidates (the GC hub's TLB for VMID 0) and ACK shows it done.
   for (auto [req, ack, sem, held] : {std::tuple{gc.vm_inv_req, gc.vm_inv_ack, gc.vm_inv_sem, &gc_sem_held_},
                                      std::tuple{mm.inv_req, mm.inv_ack, mm.inv_sem, &mm_sem_held_}}) {
@@ -227,7 +227,7 @@ void gpu::install_register_behaviours() {
                              }});
   }
 
-  // Protection faults: hardware-latched status and address, cleared through FAULT_CNTL (facts 5.10).
+  // Protection faults: hardware-latched status and address, cleared through FAULT_CNTL (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
   read_only(gc.vm_fault_status, 0);
   read_only(gc.vm_fault_addr_lo, 0);
   read_only(gc.vm_fault_addr_hi, 0);
@@ -239,7 +239,7 @@ void gpu::install_register_behaviours() {
                        core_->regs.poke(gc.vm_fault_cntl, clear.set(v, 0));  // the clear is a pulse
                      }});
 
-  // Compute queues: the HQD register block is banked by GRBM_GFX_CNTL (facts 5.4).
+  // Compute queues: the HQD register block is banked by GRBM_GFX_CNTL (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
   regs.set_banked_range(gc.hqd_first, gc.hqd_last, [this] { return hqd_bank(); });
   regs.set_behaviour(gc.hqd_active, {.on_write = [this](std::uint32_t) { activate_hqd(); }});
   regs.set_behaviour(gc.hqd_dequeue_request, {.on_write = [this, gc](std::uint32_t v) {
@@ -249,7 +249,7 @@ void gpu::install_register_behaviours() {
                        core_->regs.poke(gc.hqd_dequeue_request, 0);
                      }});
 
-  // SDMA0 queue 0 starts and stops with RB_CNTL.RB_ENABLE (facts 4.11 step 9).
+  // SDMA0 queue 0 starts and stops with RB_CNTL.RB_ENABLE (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c).
   regs.set_behaviour(chip.sdma_reg.rb_cntl, {.on_write = [this](std::uint32_t v) { enable_sdma_ring(v); }});
 
   install_boot_behaviours();

@@ -1,4 +1,4 @@
-// ih_ring.hpp: the emulated interrupt handler's ring 0 (OSSSYS IH; facts 5.10), fed with the GC
+// ih_ring.hpp: the emulated interrupt handler's ring 0 (OSSSYS IH; tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), fed with the GC
 // hub's page faults.
 //
 // Once the driver has programmed IH_RB_BASE(_HI) (MC address >> 8), IH_RB_CNTL (RB_ENABLE, RB_SIZE

@@ -1,7 +1,7 @@
 // memfd_mapping.hpp: host memory in a memfd, mapped once here, that a second mapping can share.
 //
 // The emulated GPU keeps VRAM and the doorbell page in memfds so a transport can later mmap the
-// same pages as the BARs a driver maps (the reference's mock does the same, facts 10.1). A memfd
+// same pages as the BARs a driver maps (the reference's mock does the same, tinygrad's mock GPU (test/mockgpu/amd)). A memfd
 // is sparse: pages cost nothing until touched, so a 512 MiB card is cheap.
 #pragma once
 #include <cstddef>

@@ -9,13 +9,13 @@ namespace tg::emu {
 
 namespace {
 
-constexpr std::array<unsigned, 4> level_shift{39, 30, 21, 12};  // PDB2, PDB1, PDB0, PTB (facts 2.2)
+constexpr std::array<unsigned, 4> level_shift{39, 30, 21, 12};  // PDB2, PDB1, PDB0, PTB (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
 constexpr std::size_t tlb_capacity = 64 * 1024;
 constexpr std::uint64_t bounce_bytes = 1 << 20;  // per system-bus transfer of a copy or fill
-constexpr std::uint64_t page_table_base_valid = 1;                  // bit 0 of PAGE_TABLE_BASE_ADDR (facts 2.3)
-constexpr std::uint64_t page_table_base_mask = 0x0000'FFFF'FFFF'F000;  // bits 47:12 (facts 10.4)
-constexpr unsigned system_aperture_shift = 18;                      // LOW/HIGH_ADDR hold address >> 18 (facts 2.8)
-constexpr unsigned fb_location_shift = 24;                          // FB_LOCATION_BASE holds address >> 24 (facts 2.1)
+constexpr std::uint64_t page_table_base_valid = 1;                  // bit 0 of PAGE_TABLE_BASE_ADDR (amdgpu_vm.h)
+constexpr std::uint64_t page_table_base_mask = 0x0000'FFFF'FFFF'F000;  // bits 47:12 (tinygrad's mock GPU (test/mockgpu/amd))
+constexpr unsigned system_aperture_shift = 18;                      // LOW/HIGH_ADDR hold address >> 18 (gc_11_0_0_sh_mask.h; gc_12_0_0_sh_mask.h)
+constexpr unsigned fb_location_shift = 24;                          // FB_LOCATION_BASE holds address >> 24 (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
 
 // PERMISSION_FAULTS bits. Linux names the field but not its bits; kfd_int_process_v11.c decodes
 // the same protection flags of a fault as valid, read, write (IH ring_id bits 3, 4, 5), and we
@@ -47,7 +47,7 @@ void mmu::raise(gpu_va va, access_kind access, utcl2_client client, fault_bits b
     regs_.poke(r.vm_fault_status, f.fault_more.set(latched, 1));
   } else {
     regs_.poke(r.vm_fault_status, s);
-    // FAULT_ADDR holds the page number: VA = value << 12 (facts 5.10).
+    // FAULT_ADDR holds the page number: VA = value << 12 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
     regs_.poke(r.vm_fault_addr_lo, std::uint32_t(va.value >> 12));
     regs_.poke(r.vm_fault_addr_hi, std::uint32_t(va.value >> 44));
   }
@@ -109,7 +109,7 @@ mmu::run mmu::translate(gpu_va va, std::uint64_t bytes, access_kind access, utcl
   const std::uint64_t end = reg64(r.vm_pt_end_lo, r.vm_pt_end_hi) << 12 | 0xFFF;
   if (va < start || va.value > end)
     raise(va, access, client, {.permission = permission_valid},
-          str("outside VM_CONTEXT0 [", start, ", ", memory::hex{end}, "]"));
+          str("outside VM_CONTEXT0 [", start, ", ", hex{end}, "]"));
 
   const memory::walked_leaf* leaf = lookup(va);
   if (leaf) ++stats_.hits;
@@ -126,7 +126,7 @@ mmu::run mmu::translate(gpu_va va, std::uint64_t bytes, access_kind access, utcl
   if (leaf->system) {
     if (!bus_)
       raise(va, access, client, {.mapping_error = true},
-            str("its page maps system memory (bus address ", memory::hex{pa.value}, ") and no system bus is attached"));
+            str("its page maps system memory (bus address ", hex{pa.value}, ") and no system bus is attached"));
     return {pa, n, true};
   }
   if (!memory_.contains(pa, n))
@@ -139,7 +139,7 @@ void mmu::bus_read(gpu_va va, const run& r, std::span<std::byte> out, utcl2_clie
     bus_->read(r.pa.value, out);
   } catch (const std::exception& e) {
     raise(va, access_kind::read, client, {.mapping_error = true},
-          str("the system bus failed a ", out.size(), "-byte read at ", memory::hex{r.pa.value}, ": ", e.what()));
+          str("the system bus failed a ", out.size(), "-byte read at ", hex{r.pa.value}, ": ", e.what()));
   }
 }
 
@@ -148,7 +148,7 @@ void mmu::bus_write(gpu_va va, const run& r, std::span<const std::byte> in, utcl
     bus_->write(r.pa.value, in);
   } catch (const std::exception& e) {
     raise(va, access_kind::write, client, {.mapping_error = true},
-          str("the system bus failed a ", in.size(), "-byte write at ", memory::hex{r.pa.value}, ": ", e.what()));
+          str("the system bus failed a ", in.size(), "-byte write at ", hex{r.pa.value}, ": ", e.what()));
   }
 }
 

@@ -1,21 +1,21 @@
 // mmu.hpp: address translation of the emulated GC hub (VMID 0): page-table walks, a TLB, faults.
 //
 // It translates what the driver programmed: the system aperture (addresses the GPU treats as
-// physical, facts 2.8, 10.4) and VM_CONTEXT0's page table between PAGE_TABLE_START and _END
-// (facts 2.1). Leaves come from memory::translate(), the decoder written apart from the mapper.
+// physical, gc_11_0_0_sh_mask.h; gc_12_0_0_sh_mask.h) and VM_CONTEXT0's page table between PAGE_TABLE_START and _END
+// (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c). Leaves come from memory::translate(), the decoder written apart from the mapper.
 //
 // The TLB keeps every leaf it used until the driver requests an invalidation for VMID 0 through
-// GCVM_INVALIDATE_ENG17_REQ (facts 2.7): a page remapped without a flush keeps its old
+// GCVM_INVALIDATE_ENG17_REQ (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c): a page remapped without a flush keeps its old
 // translation, so a missing flush shows in tests instead of passing by luck. Failed walks are
 // not cached. The TLB has no capacity limit below 64 Ki entries (then it is dropped whole), so
 // staleness is deterministic.
 //
-// Leaves with the SYSTEM bit (facts 2.3) map bus addresses: every access through read/write/copy/
-// fill/load/store goes to the attached system_bus (facts 10.4). With no bus attached, or when the
+// Leaves with the SYSTEM bit (amdgpu_vm.h) map bus addresses: every access through read/write/copy/
+// fill/load/store goes to the attached system_bus (tinygrad's mock GPU (test/mockgpu/amd)). With no bus attached, or when the
 // bus throws, the access is a fault like any other (mapping error, the VA in FAULT_ADDR).
 //
-// An access that does not translate latches GCVM_L2_PROTECTION_FAULT_STATUS and _ADDR (facts
-// 5.10; the first fault wins, later ones set MORE_FAULTS), tells the fault listener (the IH ring)
+// An access that does not translate latches GCVM_L2_PROTECTION_FAULT_STATUS and _ADDR (gmc_v11_0.c:
+// gmc_v11_0_process_interrupt; the first fault wins, later ones set MORE_FAULTS), tells the fault listener (the IH ring)
 // and throws page_fault.
 //
 // Not thread-safe: the gpu serialises every access under its lock.

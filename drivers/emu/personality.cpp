@@ -28,19 +28,19 @@ struct ip_table {
   reg_field field(std::string_view reg, std::string_view name) const { return table.field(table.reg(reg), name); }
 };
 
-// NBIO / NBIF registers: offset + the segment base of facts 10.2 (NBIO bases 0x0, 0x14, 0xD20).
+// NBIO / NBIF registers: offset + the segment base of tinygrad's mock GPU (test/mockgpu/amd) (NBIO bases 0x0, 0x14, 0xD20).
 // Offsets from Linux 6.12 include/asic_reg/nbio/nbio_4_3_0_offset.h, identical in
 // nbif/nbif_6_3_1_offset.h: BIF_BX_PF0_MM_INDEX 0x0 / MM_DATA 0x1 / MM_INDEX_HI 0x6 (segment 0),
 // BIF_BX_PF0_RSMU_INDEX 0x0 / RSMU_DATA 0x1 (segment 1), RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE 0xC3,
 // BIF_BX_PF0_GPU_HDP_FLUSH_REQ 0x106 / _DONE 0x107, BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL 0x12D
-// (segment 2). The results match facts A.5.
+// (segment 2). The results match the IP offset headers in drivers/gpu/drm/amd/include/asic_reg.
 constexpr nbio_registers nbio{0x0, 0x1, 0x6, 0x14 + 0x0, 0x14 + 0x1, 0xD20 + 0xC3, 0xD20 + 0x106, 0xD20 + 0x107,
                               0xD20 + 0x12D};
 static_assert(nbio.config_memsize == 0xDE3 && nbio.hdp_flush_req == 0xE26 && nbio.remap_hdp_mem_flush_cntl == 0xE4D);
 
-// MP0 / MP1 C2PMSG_n: MP base 0x16000 (facts 10.2) + 0x40 + n for MP0 (mp_13_0_0_offset.h
+// MP0 / MP1 C2PMSG_n: MP base 0x16000 (tinygrad's mock GPU (test/mockgpu/amd)) + 0x40 + n for MP0 (mp_13_0_0_offset.h
 // regMP0_SMN_C2PMSG_35 = 0x63, mp_14_0_2_offset.h regMPASP_SMN_C2PMSG_35 = 0x63) and + 0x240 + n for
-// MP1 13.0.0 (regMP1_SMN_C2PMSG_66 = 0x282), the indices facts A.5 lists for both generations. MP1
+// MP1 13.0.0 (regMP1_SMN_C2PMSG_66 = 0x282), the indices the IP offset headers in drivers/gpu/drm/amd/include/asic_reg lists for both generations. MP1
 // 14.0.2 puts C2PMSG_n at segment 1 + 0x40 + n (0xDC0000 + 0x82 for 66); the emulator answers there too.
 constexpr std::uint32_t mp_base = 0x16000, mp1_14_seg1 = 0xDC0000;
 constexpr std::uint32_t mp0_msg(unsigned n) { return mp_base + 0x40 + n; }

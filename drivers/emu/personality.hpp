@@ -3,9 +3,9 @@
 //
 // gfx11 is an RX 7900 XTX (GC 11.0.0, SDMA 6.0.0, MMHUB 3.0.0, NBIO 4.3.0, MP0/MP1 13.0.0, HDP 6.0.0,
 // OSSSYS 6.0.0); gfx12 an RX 9060, the card of seed 000 and of the reference's mock (GC 12.0.0,
-// SDMA 7.0.0, MMHUB 4.1.0, NBIF 6.3.1, MP0/MP1 14.0.2, HDP 7.0.0, OSSSYS 7.0.0; facts 1.1). Indices
+// SDMA 7.0.0, MMHUB 4.1.0, NBIF 6.3.1, MP0/MP1 14.0.2, HDP 7.0.0, OSSSYS 7.0.0; tinygrad/runtime/support/am/amdev.py). Indices
 // are the generated tables' offsets (drivers/amd/regs, from the Linux headers) plus the navi10 IP
-// bases the reference mock also uses and the discovery table publishes (facts 10.2, Appendix A;
+// bases the reference mock also uses and the discovery table publishes (tinygrad's mock GPU (test/mockgpu/amd); the IP offset headers in drivers/gpu/drm/amd/include/asic_regppendix A;
 // discovery_table.hpp); the NBIO and MP registers, which have no generated table yet, are written
 // out with their source.
 #pragma once
@@ -27,7 +27,7 @@ struct ip_version {
 // GC: queues, compute dispatch state, the GC hub (GCVM) and its fault registers.
 struct gc_registers {
   std::uint32_t grbm_gfx_cntl;
-  std::uint32_t hqd_first, hqd_last;  // CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI, banked per HQD (facts 5.4)
+  std::uint32_t hqd_first, hqd_last;  // CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI, banked per HQD (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
   std::uint32_t hqd_active, hqd_dequeue_request, hqd_pq_base, hqd_pq_base_hi, hqd_pq_rptr,
       hqd_pq_rptr_report_addr, hqd_pq_rptr_report_addr_hi, hqd_pq_wptr_poll_addr, hqd_pq_wptr_poll_addr_hi,
       hqd_pq_doorbell_control, hqd_pq_control, hqd_pq_wptr_lo, hqd_pq_wptr_hi;
@@ -38,28 +38,28 @@ struct gc_registers {
   std::uint32_t vm_inv_req, vm_inv_ack, vm_inv_sem;
   std::uint32_t vm_fault_cntl, vm_fault_status, vm_fault_addr_lo, vm_fault_addr_hi;
   std::uint32_t fb_location_base, fb_location_top, system_aperture_low, system_aperture_high;
-  std::uint32_t scratch_reg6, scratch_reg7;  // the warm-boot flags (facts 5.11)
+  std::uint32_t scratch_reg6, scratch_reg7;  // the warm-boot flags (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
   std::uint32_t grbm_soft_reset;
 };
 
-// SDMA0 queue 0 (facts 4.11, A.3).
+// SDMA0 queue 0 (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c).
 struct sdma_registers {
   std::uint32_t rb_cntl, rb_base, rb_base_hi, rb_rptr, rb_rptr_hi, rb_wptr, rb_wptr_hi, rb_rptr_addr_lo,
       rb_rptr_addr_hi, rb_wptr_poll_addr_lo, rb_wptr_poll_addr_hi, doorbell, doorbell_offset, minor_ptr_update;
 };
 
-// MM hub: the second TLB invalidation engine the driver flushes (facts 2.7).
+// MM hub: the second TLB invalidation engine the driver flushes (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
 struct mmhub_registers {
   std::uint32_t inv_req, inv_ack, inv_sem, fb_location_base, fb_location_top;
 };
 
-// NBIO 4.3.0 (gfx11) and NBIF 6.3.1 (gfx12) agree on all of these (facts A.5).
+// NBIO 4.3.0 (gfx11) and NBIF 6.3.1 (gfx12) agree on all of these (the IP offset headers in drivers/gpu/drm/amd/include/asic_reg).
 struct nbio_registers {
   std::uint32_t mm_index, mm_data, mm_index_hi, rsmu_index, rsmu_data, config_memsize, hdp_flush_req,
       hdp_flush_done, remap_hdp_mem_flush_cntl;
 };
 
-// MP0 (PSP) and MP1 (SMU) mailboxes (facts 10.3, A.5). smu_alias_base: MP1 14.0.2 also answers at
+// MP0 (PSP) and MP1 (SMU) mailboxes (tinygrad's mock GPU (test/mockgpu/amd); the IP offset headers in drivers/gpu/drm/amd/include/asic_reg). smu_alias_base: MP1 14.0.2 also answers at
 // its own segment 1 (0xDC0000 + 0x40 + n, mp_14_0_2_offset.h); 0 when there is no second window.
 struct mp_registers {
   std::uint32_t psp_35, psp_36, psp_64, psp_67, psp_69, psp_70, psp_71, psp_81;
@@ -67,7 +67,7 @@ struct mp_registers {
   std::uint32_t smu_alias_delta;  // add to an smu_* index for the second window; 0 for none
 };
 
-// OSSSYS: IH ring 0 (facts 5.10).
+// OSSSYS: IH ring 0 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
 struct ih_registers {
   std::uint32_t rb_cntl, rb_base, rb_base_hi, rb_rptr, rb_wptr, rb_wptr_addr_lo, rb_wptr_addr_hi;
 };

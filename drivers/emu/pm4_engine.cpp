@@ -1,5 +1,5 @@
 // pm4_engine.cpp: PM4 type-3 packet execution (see pm4_engine.hpp). Field positions come from
-// pm4_gen.hpp (nvd.h) where nvd.h names them, widths from amd-driver-facts.md section 3.
+// pm4_gen.hpp (nvd.h) where nvd.h names them, widths from tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h.
 #include "drivers/emu/pm4_engine.hpp"
 
 #include "drivers/emu/gpu.hpp"
@@ -25,12 +25,12 @@ std::string_view opcode_name(std::uint32_t op) {
   return "not in nvd.h";
 }
 
-// SET_UCONFIG_REG reaches up to 0xC000 + 0xFFFF in the reference (facts 3.2), further than
+// SET_UCONFIG_REG reaches up to 0xC000 + 0xFFFF in the reference (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h), further than
 // nvd.h's PACKET3_SET_UCONFIG_REG_END, which tg's encoder enforces.
 constexpr std::uint32_t uconfig_window_end = 0x10000;
-// The IB chain: ring -> IB -> IB. The reference and tg use one level (facts 3.8, 5.6).
+// The IB chain: ring -> IB -> IB. The reference and tg use one level (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
 constexpr unsigned max_ib_depth = 2;
-constexpr std::uint32_t ib_size_mask = 0xFFFFF;  // IB_SIZE, bits 19:0 (facts 3.8)
+constexpr std::uint32_t ib_size_mask = 0xFFFFF;  // IB_SIZE, bits 19:0 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
 
 }  // namespace
 
@@ -55,7 +55,7 @@ queue_engine::outcome pm4_engine::execute(packet& p) {
   const std::uint32_t type = header >> 30;
   if (type == 2) return {outcome::done, 4};  // the one-dword type-2 filler
   if (type != 3)
-    bad_packet(str("PM4 type-", type, " header ", memory::hex{header}, "; a compute queue runs type-3 packets (facts 3.1)"));
+    bad_packet(str("PM4 type-", type, " header ", hex{header}, "; a compute queue runs type-3 packets (gfx_v11_0.c)"));
   if (header == pm4::nop_single_dword) return {outcome::done, 4};
   const std::uint32_t op = bits(header, 8, 8);
   const std::size_t dwords = bits(header, 16, 14) + 2;
@@ -63,7 +63,7 @@ queue_engine::outcome pm4_engine::execute(packet& p) {
   auto require_dwords = [&](std::size_t want) {
     if (dwords != want)
       bad_packet(str("PM4 ", opcode_name(op), " with ", dwords - 1, " payload dwords; it has ", want - 1,
-                     " (facts 3.1)"));
+                     " (gfx_v11_0.c)"));
   };
 
   switch (op) {
@@ -78,7 +78,7 @@ queue_engine::outcome pm4_engine::execute(packet& p) {
       return wait_reg_mem(p);
     case pm4::PACKET3_ACQUIRE_MEM:
       // Caches are coherent here and the TLB is not a cache ACQUIRE_MEM touches (GCR_CNTL
-      // names the GL caches only, facts 3.4), so there is nothing to do.
+      // names the GL caches only, tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h), so there is nothing to do.
       require_dwords(pm4::acquire_mem_dwords);
       ++core_.stats.acquire_mems;
       return {outcome::done, 4 * dwords};
@@ -97,18 +97,18 @@ queue_engine::outcome pm4_engine::execute(packet& p) {
       require_dwords(pm4::dispatch_direct_dwords);
       return dispatch_direct(p);
     default:
-      bad_packet(str("PM4 opcode ", memory::hex{op}, " (", opcode_name(op), ") is not emulated"));
+      bad_packet(str("PM4 opcode ", hex{op}, " (", opcode_name(op), ") is not emulated"));
   }
 }
 
 queue_engine::outcome pm4_engine::set_registers(packet& p, std::size_t dwords, std::uint32_t window_first,
                                                 std::uint32_t window_end, const char* name) {
   if (dwords < 3) bad_packet(str("PM4 ", name, " without a value"));
-  const std::uint32_t first = window_first + bits(p[1], 0, 16);  // DW1: register - window start (facts 3.2)
+  const std::uint32_t first = window_first + bits(p[1], 0, 16);  // DW1: register - window start (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
   const std::size_t count = dwords - 2;
   if (first + count > window_end)
-    bad_packet(str("PM4 ", name, " of registers ", memory::hex{first}, "..", memory::hex{first + count - 1},
-                   " leaves its window [", memory::hex{window_first}, ", ", memory::hex{window_end}, ")"));
+    bad_packet(str("PM4 ", name, " of registers ", hex{first}, "..", hex{first + count - 1},
+                   " leaves its window [", hex{window_first}, ", ", hex{window_end}, ")"));
   for (std::size_t i = 0; i < count; ++i) {
     sh_[first + std::uint32_t(i)] = p[2 + i];
     core_.regs.write(first + std::uint32_t(i), p[2 + i]);
@@ -129,7 +129,7 @@ queue_engine::outcome pm4_engine::wait_reg_mem(packet& p) {
   } else if (mem_space == 0 && operation == 0) {
     value = core_.regs.read(p[2]);
   } else if (mem_space == 0 && operation == 1) {
-    // WR_WAIT_WR_REG: write the reference to DW2's register once, then poll DW3's (facts 3.3).
+    // WR_WAIT_WR_REG: write the reference to DW2's register once, then poll DW3's (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
     if (!p.retrying()) core_.regs.write(p[2], reference);
     value = core_.regs.read(p[3]);
   } else {
@@ -161,7 +161,7 @@ queue_engine::outcome pm4_engine::release_mem(packet& p) {
 
 queue_engine::outcome pm4_engine::indirect_buffer(packet& p) {
   if ((p[3] & pm4::INDIRECT_BUFFER_VALID) == 0)
-    bad_packet("INDIRECT_BUFFER without INDIRECT_BUFFER_VALID (bit 23, facts 3.8)");
+    bad_packet("INDIRECT_BUFFER without INDIRECT_BUFFER_VALID (bit 23, tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)");
   const std::uint32_t size_dwords = p[3] & ib_size_mask;
   if (size_dwords == 0) bad_packet("INDIRECT_BUFFER of 0 dwords");
   ++core_.stats.indirect_buffers;
@@ -176,7 +176,7 @@ queue_engine::outcome pm4_engine::dispatch_direct(packet& p) {
   for (std::uint32_t i = 0; i < 3; ++i) core_.regs.poke(r.compute_dim_x + i, groups[i]);
   core_.regs.poke(r.compute_dispatch_initiator, p[4]);
 
-  // COMPUTE_PGM_LO/HI hold the program address >> 8 (facts 3.10 step 6).
+  // COMPUTE_PGM_LO/HI hold the program address >> 8 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
   const gpu_va program{(std::uint64_t{f.pgm_hi_data.get(sh(r.compute_pgm_hi))} << 32 | sh(r.compute_pgm_lo)) << 8};
   core_.gmmu.translate(program, 4, access_kind::read, client_);  // the CP fetches the code: it must be mapped
   auto it = core_.kernels.find(program.value);

@@ -1,10 +1,10 @@
 // pm4_engine.hpp: a compute queue (one HQD of the MEC): runs the PM4 packets of its ring.
 //
-// Created when the driver sets CP_HQD_ACTIVE (facts 5.4, 10.3); pointers and the doorbell are in
-// dwords (facts 5.2). Packets: NOP, SET_SH_REG, SET_UCONFIG_REG, WAIT_REG_MEM, ACQUIRE_MEM,
-// RELEASE_MEM, EVENT_WRITE, INDIRECT_BUFFER and DISPATCH_DIRECT (facts 3); anything else is a
+// Created when the driver sets CP_HQD_ACTIVE (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c); pointers and the doorbell are in
+// dwords (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c). Packets: NOP, SET_SH_REG, SET_UCONFIG_REG, WAIT_REG_MEM, ACQUIRE_MEM,
+// RELEASE_MEM, EVENT_WRITE, INDIRECT_BUFFER and DISPATCH_DIRECT (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h); anything else is a
 // bad_packet fault naming the opcode. Packets may wrap around the ring end, as the CP allows
-// (facts 5.5). Work is synchronous: a dispatch has finished when the next packet runs, so
+// (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c). Work is synchronous: a dispatch has finished when the next packet runs, so
 // CS_PARTIAL_FLUSH and cache operations have nothing to wait for.
 //
 // SH registers set by this queue are kept per queue, as each pipe holds its own, and also

@@ -19,7 +19,7 @@ constexpr std::uint64_t frame_cmd_lo = 0, frame_cmd_hi = 4, frame_fence_lo = 12,
                         frame_fence_value = 20;
 constexpr std::uint64_t cmd_bytes = 1024, cmd_id_at = 8, cmd_union_at = 28, load_ip_fw_type_at = cmd_union_at + 12,
                         resp_status_at = 864, resp_tmr_size_at = 864 + 16;
-constexpr std::uint32_t toc_tmr_size = 0x1300000;  // what the TOC asks for: AM's 19 MiB TMR (facts 2.10)
+constexpr std::uint32_t toc_tmr_size = 0x1300000;  // what the TOC asks for: AM's 19 MiB TMR (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
 
 }  // namespace
 
@@ -90,7 +90,7 @@ void psp_model::run_frame(std::uint32_t at_dwords) {
   const std::optional<gpu_pa> frame = core_.mc_to_vram(*status_.ring_mc + std::uint64_t{at_dwords} * 4, 64);
   if (!frame) {
     log_.push_back({psp_command::channel::ring, 0, 0,
-                    str("the KM ring at MC ", memory::hex{*status_.ring_mc}, " is not in VRAM")});
+                    str("the KM ring at MC ", hex{*status_.ring_mc}, " is not in VRAM")});
     return;
   }
   auto word = [&](std::uint64_t offset) { return core_.memory.load32(*frame + offset); };
@@ -104,8 +104,8 @@ psp_command psp_model::execute(std::uint64_t cmd_mc, std::uint32_t fence_value, 
   const std::optional<gpu_pa> cmd = core_.mc_to_vram(cmd_mc, cmd_bytes);
   const std::optional<gpu_pa> fence = core_.mc_to_vram(fence_mc, 4);
   if (!cmd || !fence) {
-    c.problem = str("the frame names a command buffer (MC ", memory::hex{cmd_mc}, ") or fence (MC ",
-                    memory::hex{fence_mc}, ") outside VRAM");
+    c.problem = str("the frame names a command buffer (MC ", hex{cmd_mc}, ") or fence (MC ",
+                    hex{fence_mc}, ") outside VRAM");
     return c;
   }
   c.id = core_.memory.load32(*cmd + cmd_id_at);
@@ -116,7 +116,7 @@ psp_command psp_model::execute(std::uint64_t cmd_mc, std::uint32_t fence_value, 
   }
   core_.memory.store32(*cmd + resp_status_at, faults.command_status);
   if (c.id == cmd_load_toc) core_.memory.store32(*cmd + resp_tmr_size_at, toc_tmr_size);
-  if (faults.command_status != 0) c.problem = str("failed with status ", memory::hex{faults.command_status}, " (fault injection)");
+  if (faults.command_status != 0) c.problem = str("failed with status ", hex{faults.command_status}, " (fault injection)");
   core_.memory.store32(*fence, fence_value);  // last: the driver reads the response after the fence
   ++status_.fences;
   return c;

@@ -1,5 +1,5 @@
 // psp_model.hpp: the emulated PSP (MP0), as the driver meets it through the C2PMSG mailbox
-// registers during a full boot (facts 10.3, Appendix B step 4).
+// registers during a full boot (tinygrad's mock GPU (test/mockgpu/amd); the IP offset headers in drivers/gpu/drm/amd/include/asic_regppendix B step 4).
 //
 // - Bootloader: C2PMSG_35 reads bit 31 (ready). A write of a PSP_BL__LOAD_* id to 35 loads a
 //   component (C2PMSG_36 holds the msg1 buffer address >> 20, recorded, not read); after

@@ -101,21 +101,21 @@ bool queue_engine::poll_doorbell() {
   if (halted_) return true;
 
   if (value > (std::uint64_t{1} << 62) / unit_) {  // far beyond any real put value; would overflow
-    halt(fault_kind::protocol, {}, false, str("the doorbell published the write pointer ", memory::hex{value}));
+    halt(fault_kind::protocol, {}, false, str("the doorbell published the write pointer ", hex{value}));
     return true;
   }
   const std::uint64_t wptr = value * unit_;
   if (wptr < wptr_) {
     record(fault_kind::protocol, {}, false,
            str("the doorbell moved the write pointer back from ", wptr_ / unit_, " to ", value,
-               " (put values grow forever, facts 5.2); ignored"));
+               " (put values grow forever, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c); ignored"));
     return true;
   }
   if (wptr - rptr_ > ring_.size_bytes) {
     halt(fault_kind::protocol, {}, false,
          str("ring overrun: the doorbell published ", (wptr - rptr_) / unit_, " units past the read pointer ",
              rptr_ / unit_, " but the ring holds ", ring_.size_bytes / unit_,
-             "; packets that never ran were overwritten (facts 5.5)"));
+             "; packets that never ran were overwritten (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)"));
     return true;
   }
   if (ring_.wptr_shadow) {
@@ -124,7 +124,7 @@ bool queue_engine::poll_doorbell() {
       if (shadow < value)
         record(fault_kind::protocol, *ring_.wptr_shadow, false,
                str("the write-pointer shadow at ", *ring_.wptr_shadow, " reads ", shadow, ", behind the doorbell's ",
-                   value, ": store the shadow before the doorbell (facts 5.3)"));
+                   value, ": store the shadow before the doorbell (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)"));
     } catch (const page_fault& e) {
       record(fault_kind::page_fault, e.address, false, str("reading the write-pointer shadow: ", e.what()));
     } catch (const std::exception& e) {

@@ -2,10 +2,10 @@
 // pointer and the write pointer the doorbell published, indirect buffers, pointer write-back,
 // and halting at a fault.
 //
-// Pointers follow facts 5.2: they grow forever (never wrapped), the ring slot is the pointer
+// Pointers follow tinygrad/runtime/support/am/ip.py; gfx_v11_0.c: they grow forever (never wrapped), the ring slot is the pointer
 // modulo the ring size, PM4 counts dwords and SDMA bytes (the engine is told its unit). A
 // doorbell is a 64-bit store of the new write pointer; a doorbell that moves the pointer back,
-// or publishes more than the ring holds, is a protocol fault (facts 5.5, 10.7: a ring overrun
+// or publishes more than the ring holds, is a protocol fault (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c: a ring overrun
 // overwrote packets that never ran). After each run the engine writes its read pointer, 64 bits
 // in its unit, to the write-back address the driver programmed.
 //

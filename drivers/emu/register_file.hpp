@@ -1,10 +1,10 @@
 // register_file.hpp: the emulated MMIO registers: dword values by index, with per-register behaviour.
 //
 // A register without behaviour reads back what was last written, 0 after reset (the reference
-// mock's rule, facts 10.3). A behaviour makes a register read-only (the emulator sets it with
+// mock's rule, tinygrad's mock GPU (test/mockgpu/amd)). A behaviour makes a register read-only (the emulator sets it with
 // poke), computes what a read returns (a semaphore taken by the read), or acts on a write (start
 // a queue, invalidate the TLB). The registers of a banked range keep one copy per bank, chosen
-// by a selector: the HQD block, one copy per ME/pipe/queue picked by GRBM_GFX_CNTL (facts 5.4).
+// by a selector: the HQD block, one copy per ME/pipe/queue picked by GRBM_GFX_CNTL (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
 //
 // Not thread-safe: the gpu serialises every access under its lock.
 #pragma once

@@ -10,8 +10,8 @@ using namespace tg::queue::sdma;
 
 namespace {
 
-constexpr unsigned max_ib_depth = 1;          // ring -> INDIRECT (facts 4.9)
-constexpr std::size_t dummy_trap_dwords = 1;  // facts 4.1 table
+constexpr unsigned max_ib_depth = 1;          // ring -> INDIRECT (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c)
+constexpr std::size_t dummy_trap_dwords = 1;  // sdma_v7_0.c; sdma_v6_0_0_pkt_open.h
 
 gpu_va address(std::uint32_t lo, std::uint32_t hi) { return {lo | std::uint64_t{hi} << 32}; }
 
@@ -56,7 +56,7 @@ queue_engine::outcome sdma_engine::execute(packet& p) {
   auto check_contiguous = [&] {
     if (!p.in_ib() && 4 * dwords > p.bytes_to_end())
       bad_packet(str("a ", 4 * dwords, "-byte SDMA packet straddles the ring end; the host must pad the tail with "
-                     "NOPs and start it at offset 0 (facts 4.10)"));
+                     "NOPs and start it at offset 0 (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c)"));
   };
   check_contiguous();
   if (!p.need(dwords)) return {outcome::not_ready};
@@ -93,7 +93,7 @@ queue_engine::outcome sdma_engine::execute(packet& p) {
       return {outcome::enter_ib, 4 * dwords, address(p[1], p[2]),
               4 * std::uint64_t{SDMA_PKT_INDIRECT_IB_SIZE_ib_size.get(p[3])}};
     case SDMA_OP_FENCE:
-      // 32 bits, as the hardware writes (facts 4.3); the reference's mock wrote 64.
+      // 32 bits, as the hardware writes (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c); the reference's mock wrote 64.
       core_.gmmu.store32(address(p[1] & ~3u, p[2]), p[SDMA_PKT_FENCE_DATA_data.dword], client_);
       return done;
     case SDMA_OP_TRAP:
@@ -128,7 +128,7 @@ queue_engine::outcome sdma_engine::poll_regmem(packet& p) {
   const std::uint32_t value = SDMA_PKT_POLL_REGMEM_HEADER_mem_poll.get(header)
                                   ? core_.gmmu.load32(address(p[1] & ~3u, p[2]), client_)
                                   : core_.regs.read(p[1] >> 2);  // a register's byte address (sdma_v6_0_ring_emit_reg_wait)
-  // Retry count and interval are ignored: the poll repeats until it holds (0xFFF, facts 4.5).
+  // Retry count and interval are ignored: the poll repeats until it holds (0xFFF, tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c).
   if (!wait_condition_holds(func, value, SDMA_PKT_POLL_REGMEM_MASK_mask.get(p[4]), SDMA_PKT_POLL_REGMEM_VALUE_value.get(p[3])))
     return {outcome::wait};
   return {outcome::done, bytes};

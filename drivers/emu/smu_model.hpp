@@ -1,5 +1,5 @@
-// smu_model.hpp: the emulated SMU (MP1 power-management firmware) behind its mailboxes (facts 10.3,
-// Appendix B "SMU mailbox").
+// smu_model.hpp: the emulated SMU (MP1 power-management firmware) behind its mailboxes (tinygrad's mock GPU (test/mockgpu/amd),
+// tinygrad/runtime/support/am/amdev.py: AMDev).
 //
 // Main mailbox: the driver writes 0 to the response register (C2PMSG_90), the argument to 82 and
 // the message id to 66; the SMU answers at once with the result in 82 and PPSMC_Result_OK (1) in

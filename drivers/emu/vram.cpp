@@ -24,7 +24,7 @@ vram::vram(std::uint64_t size_bytes) : mem_("tg-emu-vram", size_bytes) {
 void vram::check(gpu_pa first, std::uint64_t bytes, std::uint64_t align, const char* what) const {
   if (!contains(first, bytes))
     throw usage_error(str("emu vram: ", what, " of ", bytes, " bytes at ", first, " leaves VRAM [0, ",
-                          memory::hex{size_bytes()}, ")"));
+                          hex{size_bytes()}, ")"));
   if (first.value % align != 0)
     throw usage_error(str("emu vram: ", what, " at ", first, " is not ", align, "-byte aligned"));
 }

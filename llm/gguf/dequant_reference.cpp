@@ -1,4 +1,4 @@
-// dequant_reference.cpp: one plain function per block layout of llm-facts.md §2.3.
+// dequant_reference.cpp: one plain function per block layout of ggml/src/ggml-common.h.
 //
 // Each product is written in the order llama.cpp evaluates it ((d * scale) * q - dmin * min),
 // and the library is built with -ffp-contract=off so no FMA changes a rounding: the output

@@ -1,6 +1,6 @@
 // dequant_reference.hpp: plain scalar dequantization of every supported tensor type.
 //
-// Written for clarity from the block layouts in llm-facts.md §2.3, one block at a time; this
+// Written for clarity from the block layouts in ggml/src/ggml-common.h, one block at a time; this
 // is the reference that compiled kernels are tested against, not a fast path. It reproduces
 // llama.cpp's dequantization bit for bit (tests/llm/gguf checks every type against goldens).
 //

@@ -1,4 +1,4 @@
-// gguf_parse.cpp: the bounds-checked GGUF parser behind gguf::file (layout: llm-facts.md §1).
+// gguf_parse.cpp: the bounds-checked GGUF parser behind gguf::file (layout: ggml/docs/gguf.md).
 //
 // Counts in the file are never trusted: before anything is sized by a count, the count is
 // checked against the bytes left, using the least space one element can take. The metadata

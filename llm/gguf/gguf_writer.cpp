@@ -1,4 +1,4 @@
-// gguf_writer.cpp: serializes metadata and tensors in the GGUF v3 layout (llm-facts.md §1).
+// gguf_writer.cpp: serializes metadata and tensors in the GGUF v3 layout (ggml/docs/gguf.md).
 #include "llm/gguf/gguf_writer.hpp"
 
 #include <bit>

@@ -1,7 +1,7 @@
 // tensor_type.hpp: GGML tensor type ids, their block layouts, and row byte sizes.
 //
-// Ids, names and block sizes are from llm-facts.md §2.1 (ggml include/ggml.h@d99724f2 and
-// llama.cpp ggml/src/ggml-common.h@c392e509). Every quantized type stores its values in
+// Ids, names and block sizes are from ggml (include/ggml.h@d99724f2, enum ggml_type) and
+// llama.cpp (ggml/src/ggml-common.h@c392e509). Every quantized type stores its values in
 // blocks of `block_elems` values taking `block_bytes` bytes; plain types are blocks of one.
 #pragma once
 #include <array>
@@ -29,8 +29,8 @@ struct tensor_type_traits {
 };
 
 // Ids 4, 5, 31-33 and 36-38 were removed from ggml and are deliberately absent. The IQ1/IQ2
-// grid types and NVFP4 are named (so errors read well) but have no layout here: the facts we
-// work from do not give their block sizes, so a file holding them is rejected.
+// grid types and NVFP4 are named (so errors read well) but have no layout here: we do not
+// implement their block formats, so a file holding them is rejected.
 inline constexpr std::array tensor_types{
     tensor_type_traits{tensor_type::f32, "F32", 1, 4, true},
     tensor_type_traits{tensor_type::f16, "F16", 1, 2, true},

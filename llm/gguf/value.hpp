@@ -13,7 +13,7 @@
 
 namespace tg::gguf {
 
-// Value type ids as stored in the file (llm-facts.md §1.2).
+// Value type ids as stored in the file (ggml/docs/gguf.md: gguf_metadata_value_type).
 enum class value_type : std::uint32_t {
   u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6, boolean = 7,
   string = 8, array = 9, u64 = 10, i64 = 11, f64 = 12,

@@ -1,5 +1,5 @@
 // activation_kernels.hpp: activations rounded to 8 bits per block, once per matmul input, so
-// quantized matmuls multiply integers (llm-facts §2.3's Q8_0 scheme applied to x).
+// quantized matmuls multiply integers (Q8_0 as in ggml/src/ggml-quants.c: quantize_row_q8_0_ref, applied to x).
 //
 // Row t's block b of `block` values (32, or 256 for K-quant matmuls, as llama.cpp's Q8_K)
 // holds q[j] = round(x[b * block + j] / s) with s = max|x over the block| / 127 (0 when the

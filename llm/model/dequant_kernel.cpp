@@ -1,4 +1,4 @@
-// dequant_kernel.cpp: the per-type unpacking of llm-facts §2.3 as kernel_builder expressions.
+// dequant_kernel.cpp: the per-type unpacking of ggml-quants.c's dequantize_row_* as kernel_builder expressions.
 #include "llm/model/dequant_kernel.hpp"
 
 #include <tg/core/error.hpp>

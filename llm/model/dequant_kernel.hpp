@@ -6,7 +6,7 @@
 //   int_form     Q8_0, Q4_0/1, Q5_0/1, Q4_K, Q5_K, Q6_K as a * q - b with a small integer q,
 //                for matmuls over 8-bit activations (integer dot products).
 // Weights stay in their file encoding; every field is loaded as uint8/int8/float16 and
-// unpacked with integer ops, following llm-facts §2.3 (and gguf/dequant_reference.cpp, which
+// unpacked with integer ops, following ggml-quants.c's dequantize_row_* (and gguf/dequant_reference.cpp, which
 // the tests compare against). For dequant, Q4_0/1, Q5_0/1 and Q8_0 use groups of 256 where
 // the row allows (a horizontal sum ends each inner loop); the other K-quants use 32.
 #pragma once

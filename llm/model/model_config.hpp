@@ -9,7 +9,7 @@ class file;
 
 namespace tg::model {
 
-// Which pairs of a head vector RoPE rotates (llm-facts §3.4): NORM rotates (2i, 2i+1), the
+// Which pairs of a head vector RoPE rotates (ggml/src/ggml-cpu/ggml-cpu.c): NORM rotates (2i, 2i+1), the
 // layout llama.cpp's converter keeps for `llama`; NEOX rotates (i, i + n/2), for qwen2/qwen3.
 enum class rope_style { norm, neox };
 
@@ -25,7 +25,7 @@ struct model_config {
   bool qk_norm = false;   // qwen3: blk.N.attn_{q,k}_norm.weight
   bool tied_output = false;
 
-  // Reads and checks the keys of llm-facts §1.5; throws usage_error naming what is wrong.
+  // Reads and checks the keys of gguf-py/gguf/constants.py (Keys); throws usage_error naming what is wrong.
   static model_config from_gguf(const gguf::file& file);
 };
 

@@ -1,4 +1,4 @@
-// model_weights.cpp: loading and shape-checking the tensors of llm-facts §1.6.
+// model_weights.cpp: loading and shape-checking the tensors of gguf-py/gguf/constants.py (TENSOR_NAMES).
 #include "llm/model/model_weights.hpp"
 
 #include <string>

@@ -1,5 +1,5 @@
 // session.hpp: feeding a growing token sequence through a transformer: chunked prefill,
-// reuse of the cached prefix, one-token decode steps, and warm-up (llm-facts §3.5, §3.7).
+// reuse of the cached prefix, one-token decode steps, and warm-up (tinygrad/llm/model.py: Transformer.generate).
 //
 //   tg::model::session s(model);
 //   std::vector<float> logits = s.prefill(prompt_ids);   // chunks of chunk_size

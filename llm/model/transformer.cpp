@@ -108,8 +108,8 @@ buffer floats(device& dev, std::int64_t n) {
   return b;
 }
 
-// cos/sin of position * freq_i for i < rope_dim / 2, in double then rounded (llm-facts §3.4);
-// Llama 3's rope_freqs factors divide the frequencies.
+// cos/sin of position * freq_i for i < rope_dim / 2 (tinygrad/llm/model.py: precompute_freqs_cis), in double then
+// rounded; Llama 3's rope_freqs factors divide the frequencies.
 void fill_rope_tables(const model_config& c, std::int64_t context, const std::vector<float>& factors, buffer& cos_out,
                       buffer& sin_out) {
   const std::int64_t half = c.head_dim / 2;
@@ -231,6 +231,7 @@ std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, st
     if (id < 0 || id >= config_.vocab)
       throw usage_error(str("transformer::forward: token id ", id, " is outside the vocabulary (", config_.vocab, ")"));
   state& s = *s_;
+  tokens_forwarded_ += T;
   s.vars = {T, start_pos, which == head::all ? T : 1, which == head::all ? 0 : T - 1};
   s.tokens.copy_in(tokens.data(), tokens.size() * 4);
   s.run(dev_, s.embed, {s.x, weights_.token_embd.data, s.tokens});

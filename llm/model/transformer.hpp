@@ -55,6 +55,8 @@ class transformer {
   std::uint64_t weight_bytes_per_token() const { return weights_.bytes_per_token(); }
   std::uint64_t kv_bytes_read(std::int64_t context) const;
   std::uint64_t kv_cache_bytes() const;
+  // Tokens that went through forward() since construction (every chunk and decode step).
+  std::int64_t tokens_forwarded() const { return tokens_forwarded_; }
 
   // Times every launch (synchronizing after each) by kernel name, for -v output.
   void set_profiling(bool on);  // also clears what was gathered
@@ -70,6 +72,7 @@ class transformer {
   model_config config_;
   model_weights weights_;
   std::int64_t max_context_ = 0, chunk_size_ = 0;
+  std::int64_t tokens_forwarded_ = 0;
   std::unique_ptr<state> s_;
 };
 

@@ -14,9 +14,9 @@ using gguf::meta_value;
 
 namespace {
 
-constexpr std::int32_t normal_token = 1, control_token = 3;  // token types, llm-facts §1.5
+constexpr std::int32_t normal_token = 1, control_token = 3;  // token types, gguf-py/gguf/constants.py: TokenType
 
-// Bytes that GPT-2's mapping keeps as their own code point (llm-facts §4.1).
+// Bytes that GPT-2's mapping keeps as their own code point (llama.cpp src/unicode.cpp: unicode_byte_to_utf8_map).
 bool is_printable_byte(int b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174; }
 
 std::string utf8(std::uint32_t code_point) {

@@ -1,4 +1,4 @@
-// model_metadata.hpp: the GGUF keys a loader reads for each architecture (llm-facts §1.5).
+// model_metadata.hpp: the GGUF keys a loader reads for each architecture (gguf-py/gguf/constants.py: Keys).
 #pragma once
 #include "llm/gguf/gguf_writer.hpp"
 #include "llm/synth/model_spec.hpp"

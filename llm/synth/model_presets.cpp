@@ -1,4 +1,4 @@
-// model_presets.cpp: the preset table (llm-facts §1.5 and §1.6).
+// model_presets.cpp: the preset table (from each model's published config.json on Hugging Face).
 #include "llm/synth/model_presets.hpp"
 
 #include <array>

@@ -1,7 +1,7 @@
 // model_presets.hpp: the shapes of published Llama 3 and Qwen models, to synthesize lookalikes.
 //
-// The dimensions are those of llm-facts §1.6 (published configs); context lengths, RoPE theta
-// and RMS epsilon are the families' values from §1.5.
+// The dimensions are those of the published configs (config.json of each Hugging Face model); context
+// lengths, RoPE theta and RMS epsilon are the families' values from the same configs.
 //
 //   const tg::synth::model_preset* p = tg::synth::find_preset("qwen3-0.6b");
 //   tg::synth::model_spec spec = tg::synth::spec_from_preset(*p);

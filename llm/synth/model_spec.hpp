@@ -11,7 +11,7 @@
 
 namespace tg::synth {
 
-// The general.architecture values we write (llm-facts §1.5).
+// The general.architecture values we write (gguf-py/gguf/constants.py: MODEL_ARCH_NAMES).
 enum class architecture { llama, qwen2, qwen3 };
 std::string_view architecture_name(architecture arch);
 architecture parse_architecture(std::string_view name);  // throws usage_error when unknown

@@ -22,7 +22,7 @@ namespace {
 
 constexpr std::uint64_t alignment = 32;                // GGUF's default; general.alignment is not written
 constexpr std::uint64_t elements_per_task = 1u << 20;  // floats one thread generates at a time
-constexpr std::uint64_t tensor_count_offset = 8;       // after magic and version (llm-facts §1.1)
+constexpr std::uint64_t tensor_count_offset = 8;       // after magic and version (ggml/docs/gguf.md)
 
 std::uint64_t round_up(std::uint64_t n) { return (n + alignment - 1) / alignment * alignment; }
 

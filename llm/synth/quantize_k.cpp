@@ -1,4 +1,4 @@
-// quantize_k.cpp: the 256-value K-quant blocks Q4_K, Q5_K and Q6_K (llm-facts §2.3).
+// quantize_k.cpp: the 256-value K-quant blocks Q4_K, Q5_K and Q6_K (ggml/src/ggml-common.h).
 //
 // Round-to-nearest at both levels: each sub-block gets the scale (and, for Q4_K/Q5_K, the
 // minimum) that spans its values, those are rounded to 6-bit (or int8) multiples of the
@@ -27,7 +27,7 @@ int round_clamped(float v, int lo, int hi) {
 
 // The 12 scale bytes of Q4_K/Q5_K: bytes 0-3 hold scales 0-3 (low 6 bits) and the top two
 // bits of scales 4-7; bytes 4-7 the same for mins; bytes 8-11 the low nibbles of scale and
-// min 4-7. The inverse of the unpacking in llm-facts §2.3.
+// min 4-7. The inverse of get_scale_min_k4 in ggml/src/ggml-quants.c.
 void pack_k_scales(const int* sc, const int* mn, std::byte* out) {
   for (int j = 0; j < 4; ++j) {
     out[j] = static_cast<std::byte>((sc[j] & 63) | (sc[j + 4] >> 4) << 6);

@@ -1,4 +1,4 @@
-// quantize_legacy.cpp: the 32-value block types Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (llm-facts §2.3).
+// quantize_legacy.cpp: the 32-value block types Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (ggml/src/ggml-common.h).
 //
 // Round-to-nearest with the arithmetic of llama.cpp's reference quantizer (scale from the
 // extreme value, values multiplied by the reciprocal scale, +0.5 and truncation), so that for

@@ -1,6 +1,6 @@
 // tensor_plan.hpp: the tensors of a model, in file order, with shapes, types and contents.
 //
-// Names and shapes are llm-facts §1.6; the order is the one llama.cpp's converter writes
+// Names are gguf-py/gguf/constants.py's TENSOR_NAMES; the order is the one llama.cpp's converter writes
 // (token_embd, rope_freqs, each block, output_norm, output).
 #pragma once
 #include <cstdint>

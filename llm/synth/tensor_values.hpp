@@ -26,7 +26,7 @@ std::uint64_t stream_key(std::uint64_t seed, std::string_view tensor_name);
 // 53-bit uniforms per pair of values).
 void fill_normal(std::uint64_t key, std::uint64_t first, float* out, std::size_t n, float mean, float std);
 
-// Llama 3's RoPE frequency factors (llm-facts §3.4, the `llama3` rope_scaling of Llama 3.2:
+// Llama 3's RoPE frequency factors (convert_hf_to_gguf.py: LlamaModel; the `llama3` rope_scaling of Llama 3.2:
 // factor 32, low_freq_factor 1, high_freq_factor 4, original context 8192), one per rotated pair.
 std::vector<float> llama3_rope_factors(std::uint32_t head_dim, float rope_theta);
 

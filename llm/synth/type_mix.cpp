@@ -1,4 +1,4 @@
-// type_mix.cpp: per-tensor types (llm-facts §2.4, after llama.cpp src/llama-quant.cpp@c392e509).
+// type_mix.cpp: per-tensor types (after llama.cpp src/llama-quant.cpp@c392e509: llama_tensor_get_type).
 #include "llm/synth/type_mix.hpp"
 
 namespace tg::synth {

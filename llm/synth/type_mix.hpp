@@ -1,6 +1,6 @@
 // type_mix.hpp: which tensor type each weight matrix gets, for a weight format.
 //
-// Follows llama.cpp's llama_tensor_get_type as llm-facts §2.4 states it: Q4_K_M is Q4_K with
+// Follows llama.cpp's llama_tensor_get_type (src/llama-quant.cpp): Q4_K_M is Q4_K with
 // Q6_K for the head and for attn_v/ffn_down of the layers use_more_bits picks, and a K-quant
 // whose row length is not a multiple of 256 falls back to a 32-block type.
 #pragma once

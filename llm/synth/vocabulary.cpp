@@ -13,7 +13,7 @@ using gguf::value_type;
 namespace {
 
 constexpr std::string_view tokens_key = "tokenizer.ggml.tokens";
-constexpr std::int32_t unused_token_type = 5;  // llm-facts §1.5
+constexpr std::int32_t unused_token_type = 5;  // gguf-py/gguf/constants.py: TokenType.UNUSED
 
 meta_value scalar_to_meta(const gguf::value& v) {
   const std::uint64_t b = v.bits();

@@ -32,11 +32,11 @@ struct vocabulary {
 vocabulary copy_vocabulary(const gguf::file& source);
 
 // A byte-level BPE vocabulary that needs no file: the 256 byte tokens (GPT-2 byte-to-character
-// mapping, llm-facts §4.1, in GPT-2's id order), a few dozen English merges, and control tokens.
+// mapping, GPT-2's bytes_to_unicode, in GPT-2's id order), a few dozen English merges, and control tokens.
 // The family decides the rest: llama gets pre "llama-bpe", BOS <|begin_of_text|> (added) and
 // EOS <|eot_id|> plus the header tokens; qwen2/qwen3 get pre "qwen2", <|endoftext|> as BOS (not
 // added) and padding, EOS <|im_end|> and <|im_start|>. So chat prompts tokenize with the
-// families' fallback templates (§4.7).
+// families' fallback templates (tinygrad/llm/cli.py: FallbackTemplate).
 vocabulary byte_level_vocabulary(architecture arch);
 
 // Appends unused tokens "[PADn]" (token type 5, score 0) until the vocabulary has `size`

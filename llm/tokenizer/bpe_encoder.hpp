@@ -17,7 +17,7 @@ class bpe_encoder {
  public:
   // Ranks pairs by their position in vocab.merges; a vocabulary without merges ranks each
   // pair by the id of the token it forms (tinygrad's rule, the same order for tiktoken-style
-  // vocabularies, llm-facts §4.2).
+  // vocabularies; tinygrad/llm/cli.py: SimpleTokenizer._encode_word).
   bpe_encoder(const vocabulary& vocab, pre_tokenizer_kind kind);
 
   // Appends the ids of text, which holds no special tokens (they are split out before).

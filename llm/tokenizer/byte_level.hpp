@@ -8,7 +8,7 @@
 namespace tg::tokenizer::byte_level {
 
 // Bytes 33-126, 161-172 and 174-255 stand for themselves; the other 68 bytes, in increasing
-// order, become U+0100 onwards, so every byte is a printable character (llm-facts §4.1).
+// order, become U+0100 onwards, so every byte is a printable character (GPT-2's bytes_to_unicode).
 constexpr std::array<char32_t, 256> make_byte_to_code_point() {
   std::array<char32_t, 256> table{};
   char32_t next = 0x100;

@@ -18,7 +18,7 @@ enum class chat_style {
   llama2,    // Llama 2 chat: <s>[INST] <<SYS>>...<</SYS>> user [/INST] reply </s>
   llama3,    // Llama 3: <|start_header_id|>role<|end_header_id|>\n\n content <|eot_id|>
   llama3_1,  // Llama 3.1-3.3: llama3 plus a system block with "Cutting Knowledge Date"
-  chatml,    // <|im_start|>role\n content <|im_end|>\n, nothing else (llm-facts §4.7 fallback)
+  chatml,    // <|im_start|>role\n content <|im_end|>\n, nothing else (tinygrad/llm/cli.py: FallbackTemplate)
   qwen2,     // ChatML with the default system prompt "You are a helpful assistant."
   qwen2_5,   // ChatML with Qwen2.5's default system prompt, and tool turns
   qwen3,     // ChatML with <think> blocks: reasoning kept only after the last user turn

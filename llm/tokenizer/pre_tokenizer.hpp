@@ -6,8 +6,8 @@
 
 namespace tg::tokenizer {
 
-// The presets we implement (llm-facts §4.3). llama3 also serves llama-bpe and llama-v3;
-// qwen2 also serves deepseek-r1-qwen.
+// The presets we implement (regexes of llama.cpp src/llama-vocab.cpp: llm_tokenizer_bpe). llama3 also serves
+// llama-bpe and llama-v3; qwen2 also serves deepseek-r1-qwen.
 enum class pre_tokenizer_kind { llama3, qwen2, gpt2 };
 
 // Maps tokenizer.ggml.pre to a preset; throws usage_error for names we do not know.

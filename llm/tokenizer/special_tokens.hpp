@@ -15,7 +15,7 @@ struct fragment {
   token_id special = no_token;  // no_token for plain text
 };
 
-// llama.cpp's set (llm-facts §4.2, §8): control and unknown tokens are matched only when the
+// llama.cpp's set (src/llama-vocab.cpp: tokenizer_st_partition): control and unknown tokens are matched only when the
 // caller asks to parse special tokens; user-defined tokens (Qwen's <think>, <tool_call>) are
 // always matched, as Hugging Face and llama.cpp do. Unused and byte tokens never are.
 class special_token_matcher {

@@ -14,7 +14,7 @@ class spm_encoder {
   explicit spm_encoder(const vocabulary& vocab);
 
   // Appends the ids of one text fragment (no special tokens inside). With prefix_space the
-  // fragment is read as if it started with a space (llm-facts §4.4, step 2).
+  // fragment is read as if it started with a space (llama.cpp's add_space_prefix, src/llama-vocab.cpp).
   void encode(std::string_view fragment, bool prefix_space, std::vector<token_id>& out) const;
 
  private:

@@ -55,7 +55,7 @@ class tokenizer {
   // looking up a few names, not for text.
   token_id find_token(std::string_view text) const;
 
-  // EOS, EOT, EOM and any token named like an end of turn (llm-facts §4.5, llama.cpp's set
+  // EOS, EOT, EOM and any token named like an end of turn (llama.cpp's special_eog_ids, src/llama-vocab.cpp,
   // plus <|end_of_text|>).
   bool is_end_of_generation(token_id id) const;
   bool is_control(token_id id) const;

@@ -8,7 +8,7 @@ namespace tg::tokenizer {
 // Bytes go in as they arrive; what comes out is always valid UTF-8. A trailing sequence
 // that could still complete is held back; bytes that cannot become a character are replaced
 // by U+FFFD, one per maximal invalid subsequence (Python's "replace" and the Unicode
-// standard's recommended practice, llm-facts §4.6).
+// standard's recommended practice, as tinygrad/llm/cli.py: SimpleTokenizer.stream_decoder).
 class utf8_stream {
  public:
   // Returns the complete characters the bytes finish.

@@ -10,7 +10,7 @@ namespace tg::tokenizer {
 using token_id = std::int32_t;
 inline constexpr token_id no_token = -1;
 
-// GGUF's tokenizer.ggml.token_type values (llm-facts §1.5).
+// GGUF's tokenizer.ggml.token_type values (gguf-py/gguf/constants.py: TokenType).
 enum class token_type : std::int32_t {
   undefined = 0,
   normal = 1,

@@ -1,4 +1,4 @@
-// vocabulary_from_gguf.hpp: reads a tokenizer's vocabulary from GGUF metadata (llm-facts §1.5).
+// vocabulary_from_gguf.hpp: reads a tokenizer's vocabulary from GGUF metadata (gguf-py/gguf/constants.py: Keys).
 #pragma once
 #include "llm/gguf/gguf_file.hpp"
 #include "llm/tokenizer/vocabulary.hpp"

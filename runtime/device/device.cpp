@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <tg/ast/hash.hpp>
 #include <tg/ast/print.hpp>
 #include <tg/log.hpp>
 #include "runtime/opt/specialize.hpp"
@@ -25,25 +26,6 @@ int& debug_setting() {
     return v ? std::atoi(v) : 0;
   }();
   return level;
-}
-
-std::uint64_t hash_kernel(std::span<const ast::node> nodes, int global_ranges) {
-  std::uint64_t h = 1469598103934665603ull ^ std::uint64_t(global_ranges);
-  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-  for (const ast::node& n : nodes) {
-    mix(std::uint64_t(n.o) | std::uint64_t(n.dt) << 8);
-    for (auto s : n.src) mix(std::uint64_t(std::uint16_t(s)));
-    mix(std::uint64_t(n.arg));
-    mix(std::bit_cast<std::uint64_t>(n.value));
-  }
-  return h;
-}
-
-std::int64_t dim_value(const dim& d, std::span<const symbol> vars, std::span<const std::int64_t> values) {
-  if (!d.symbolic) return d.coef;
-  for (std::size_t i = 0; i < vars.size(); ++i)
-    if (vars[i] == d.sym) return d.coef * values[i];
-  throw usage_error(str("run: the plan has no variable named '", d.sym.name.view(), "'"));
 }
 
 void check_slot_count(int slot_count, std::size_t buffer_count) {
@@ -149,8 +131,8 @@ device::device(const std::string& name, const device_options& options) : name_(n
 }
 
 std::shared_ptr<program> device::compile(const kernel_source& source) {
-  std::uint64_t h = hash_kernel(source.nodes, source.global_ranges);
-  for (int u : source.upcast) h = (h ^ std::uint64_t(u)) * 1099511628211ull;
+  std::uint64_t h = ast::hash(source.nodes, fnv_offset ^ std::uint64_t(source.global_ranges));
+  for (int u : source.upcast) h = fnv_mix(h, std::uint64_t(u));
   h ^= source.vector_lanes ? 0 : 0x9E3779B97F4A7C15ull;
   std::lock_guard<std::mutex> guard(cache_->lock);
   auto [first, last] = cache_->programs.equal_range(h);
@@ -183,7 +165,8 @@ std::shared_ptr<program> device::compile_for(const kernel_source& source, std::s
   int uses = 0;
   {
     std::lock_guard<std::mutex> guard(cache_->lock);
-    auto key = std::make_pair(hash_kernel(source.nodes, source.global_ranges), std::vector<std::int64_t>(vars.begin(), vars.end()));
+    auto key = std::make_pair(ast::hash(source.nodes, fnv_offset ^ std::uint64_t(source.global_ranges)),
+                              std::vector<std::int64_t>(vars.begin(), vars.end()));
     uses = ++cache_->bindings[key];
   }
   if (uses < specialize_after) return compile(source);
@@ -245,7 +228,7 @@ host_tensor device::run(const plan_view& plan, std::span<const named_input> inpu
   // 2. buffers: inputs checked against the plan, the rest allocated
   auto shape_of = [&](const buffer_info& b) {
     std::vector<std::int64_t> shape;
-    for (int i = 0; i < b.shape.rank; ++i) shape.push_back(dim_value(b.shape[i], plan.vars, values));
+    for (int i = 0; i < b.shape.rank; ++i) shape.push_back(b.shape[i].value(plan.vars, values));
     return shape;
   };
   std::vector<buffer> buffers(plan.buffers.size());

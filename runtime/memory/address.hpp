@@ -8,11 +8,16 @@
 #include <compare>
 #include <cstdint>
 #include <ostream>
+#include <tg/core/hex.hpp>
 
 namespace tg::memory {
 
 struct gpu_va {
   std::uint64_t value = 0;
+  // The halves packets carry in two dwords (PM4, SDMA).
+  constexpr std::uint32_t lo() const { return static_cast<std::uint32_t>(value); }
+  constexpr std::uint32_t hi() const { return static_cast<std::uint32_t>(value >> 32); }
+  constexpr bool is_aligned(std::uint64_t bytes) const { return value % bytes == 0; }
   friend constexpr auto operator<=>(gpu_va, gpu_va) = default;
   friend constexpr gpu_va operator+(gpu_va a, std::uint64_t bytes) { return {a.value + bytes}; }
 };
@@ -23,17 +28,6 @@ struct gpu_pa {
   friend constexpr gpu_pa operator+(gpu_pa a, std::uint64_t bytes) { return {a.value + bytes}; }
 };
 
-// Prints a number as 0x... in messages: tg::str("at ", hex{offset}).
-struct hex {
-  std::uint64_t value;
-};
-
-inline std::ostream& operator<<(std::ostream& out, hex h) {
-  const auto saved = out.flags();
-  out << "0x" << std::hex << h.value;
-  out.flags(saved);
-  return out;
-}
 inline std::ostream& operator<<(std::ostream& out, gpu_va a) { return out << hex{a.value}; }
 inline std::ostream& operator<<(std::ostream& out, gpu_pa a) { return out << hex{a.value}; }
 

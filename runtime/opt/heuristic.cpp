@@ -1,7 +1,7 @@
 // heuristic.cpp: default opts and launch-time loop measurements.
 #include "runtime/opt/heuristic.hpp"
 
-#include <tg/core/error.hpp>
+#include <tg/ast/eval.hpp>
 
 namespace tg::opt {
 namespace {
@@ -25,27 +25,15 @@ int largest_dividing(std::int64_t bound, std::initializer_list<int> factors) {
   return 1;
 }
 
-// Index arithmetic with every range at a chosen value (others 0) and variables at a
-// typical value: enough to read off how far an index moves when one range steps by 1.
+// An index with range `range` at `value`, the other ranges at 0 and variables at a typical
+// value: enough to read off how far an index moves when one range steps by 1. A loaded value
+// (a gather's index) counts as 0, so it moves nothing.
 std::int64_t eval_at(std::span<const ast::node> nodes, int id, int range, std::int64_t value) {
-  const ast::node& n = nodes[std::size_t(id)];
-  auto src = [&](int i) { return eval_at(nodes, n.src[i], range, value); };
-  switch (n.o) {
-    case ast::op::constant: return n.arg;
-    case ast::op::variable: return 61;  // any value > 1 that is not a tile size
-    case ast::op::range: return n.arg == range ? value : 0;
-    case ast::op::add: return src(0) + src(1);
-    case ast::op::sub: return src(0) - src(1);
-    case ast::op::mul: return src(0) * src(1);
-    case ast::op::idiv: return src(1) ? src(0) / src(1) : 0;
-    case ast::op::mod: return src(1) ? src(0) % src(1) : 0;
-    case ast::op::max: return std::max(src(0), src(1));
-    case ast::op::min: return std::min(src(0), src(1));
-    case ast::op::bit_and: return src(0) & src(1);
-    case ast::op::shr: return src(0) >> src(1);
-    case ast::op::shl: return src(0) << src(1);
-    default: return 0;
-  }
+  return ast::eval_index(nodes, id, [&](const ast::node& n) -> std::int64_t {
+    if (n.o == ast::op::variable) return 61;  // any value > 1 that is not a tile size
+    if (n.o == ast::op::range) return n.arg == range ? value : 0;
+    return 0;
+  });
 }
 
 // True when every load and store moves by 0 or 1 element as `range` steps (so lanes along
@@ -81,28 +69,12 @@ codegen::kernel_opts choose_opts(std::span<const ast::node> nodes, int global_ra
   return opts;
 }
 
-std::int64_t eval_index(std::span<const ast::node> nodes, int id, std::span<const std::int64_t> vars) {
-  const ast::node& n = nodes[std::size_t(id)];
-  auto src = [&](int i) { return eval_index(nodes, n.src[i], vars); };
-  switch (n.o) {
-    case ast::op::constant: return n.arg;
-    case ast::op::variable: return vars[std::size_t(n.arg)];
-    case ast::op::add: return src(0) + src(1);
-    case ast::op::sub: return src(0) - src(1);
-    case ast::op::mul: return src(0) * src(1);
-    case ast::op::idiv: return src(1) ? src(0) / src(1) : 0;
-    case ast::op::max: return std::max(src(0), src(1));
-    case ast::op::min: return std::min(src(0), src(1));
-    default: throw usage_error(str("eval_index: a loop bound uses ", ast::name(n.o), ", which is not index arithmetic"));
-  }
-}
-
 launch_shape measure(std::span<const ast::node> nodes, int global_ranges, const codegen::kernel_opts& opts,
                      std::span<const std::int64_t> vars) {
   launch_shape s;
   for (const ast::node& n : nodes) {
     if (n.o != ast::op::range) continue;
-    std::int64_t bound = eval_index(nodes, n.src[0], vars);
+    std::int64_t bound = ast::eval_index(nodes, n.src[0], vars);
     s.total_work *= bound;
     if (n.arg == 0 && global_ranges > 0) {
       int up = opts.upcast.empty() ? 1 : opts.upcast[0];

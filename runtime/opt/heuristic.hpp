@@ -9,10 +9,7 @@ namespace tg::opt {
 
 codegen::kernel_opts choose_opts(std::span<const ast::node> nodes, int global_ranges);
 
-// Evaluates an int64 index expression (constants, variables, arithmetic) at launch time.
-std::int64_t eval_index(std::span<const ast::node> nodes, int id, std::span<const std::int64_t> vars);
-
-// Loop bounds of a kernel at launch: trip counts of the output ranges and the product of
+// Loop bounds of a kernel at launch (ast::eval_index): trip counts of the output ranges and the product of
 // all reduce ranges (an estimate of the work per output element).
 struct launch_shape {
   std::int64_t outer_trips = 1;   // iterations of the outermost output loop (after upcast)

@@ -5,7 +5,7 @@
 namespace tg::queue {
 
 // Wait until (value & mask) <op> reference. The encoding is nvd.h's comment under
-// WAIT_REG_MEM_FUNCTION; SDMA POLL_REGMEM's func field uses the same values (facts 4.5:
+// WAIT_REG_MEM_FUNCTION; SDMA POLL_REGMEM's func field uses the same values (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c:
 // 3 is ==, 5 is >=; sdma_v6_0_ring_emit_pipeline_sync writes FUNC(3) /* equal */).
 enum class compare : std::uint8_t {
   always = 0, less = 1, less_equal = 2, equal = 3, not_equal = 4, greater_equal = 5, greater = 6,

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 #include <string_view>
+#include <tg/core/hex.hpp>
 
 #include "runtime/queue/sdma_gen.hpp"
 
@@ -11,14 +12,6 @@ namespace tg::queue {
 namespace {
 
 using namespace pm4;
-
-struct hex {
-  std::uint64_t v;
-  int width = 0;
-};
-std::ostream& operator<<(std::ostream& out, hex h) {
-  return out << "0x" << std::hex << std::setw(h.width) << std::setfill('0') << h.v << std::dec << std::setfill(' ');
-}
 
 std::ostream& begin_line(std::ostream& out, std::size_t index) {
   return out << '[' << std::hex << std::setw(4) << std::setfill('0') << index << std::dec << std::setfill(' ')
@@ -45,14 +38,14 @@ std::string event_name(std::uint32_t event) {
   return out.str();
 }
 
-// Bit fields of a packet dword that nvd.h names by shift only; widths from amd-driver-facts.md.
+// Bit fields of a packet dword that nvd.h names by shift only; widths from the packet layouts in nvd.h's users (gfx_v11_0.c).
 struct bits {
   std::string_view name;
   unsigned shift, width;
 };
 constexpr std::uint32_t get(std::uint32_t word, bits b) { return (word >> b.shift) & ((1u << b.width) - 1); }
 
-// GCR_CNTL of ACQUIRE_MEM: shifts from nvd.h, widths from amd-driver-facts.md 3.4.
+// GCR_CNTL of ACQUIRE_MEM: shifts from nvd.h, widths from tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h.
 constexpr bits acquire_gcr_bits[] = {
     {"GLI_INV", PACKET3_ACQUIRE_MEM_GCR_CNTL_GLI_INV.shift, 2},
     {"GL1_RANGE", PACKET3_ACQUIRE_MEM_GCR_CNTL_GL1_RANGE.shift, 2},
@@ -136,7 +129,7 @@ class pm4_decoder {
   }
 
   void wait_reg_mem(std::ostream& out, std::span<const std::uint32_t> p) {
-    constexpr bits function{"function", WAIT_REG_MEM_FUNCTION.shift, 3};  // facts 3.3 widths
+    constexpr bits function{"function", WAIT_REG_MEM_FUNCTION.shift, 3};  // tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h widths
     constexpr bits mem_space{"mem_space", WAIT_REG_MEM_MEM_SPACE.shift, 1};
     constexpr bits operation{"operation", WAIT_REG_MEM_OPERATION.shift, 2};
     constexpr bits engine{"engine", WAIT_REG_MEM_ENGINE.shift, 1};
@@ -153,7 +146,7 @@ class pm4_decoder {
   }
 
   void release_mem(std::ostream& out, std::span<const std::uint32_t> p) {
-    constexpr bits event_type{"event", PACKET3_RELEASE_MEM_EVENT_TYPE.shift, 6};  // facts 3.5 widths
+    constexpr bits event_type{"event", PACKET3_RELEASE_MEM_EVENT_TYPE.shift, 6};  // tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h widths
     constexpr bits event_index{"index", PACKET3_RELEASE_MEM_EVENT_INDEX.shift, 4};
     constexpr bits cache_policy{"cache_policy", PACKET3_RELEASE_MEM_CACHE_POLICY.shift, 2};
     constexpr bits data_sel{"data_sel", PACKET3_RELEASE_MEM_DATA_SEL.shift, 3};

@@ -15,7 +15,7 @@ void gpu_signal::wait(std::uint64_t target, std::chrono::milliseconds timeout, c
   poll_result r = poll_until([this] { return value(); }, [target](std::uint64_t v) { return v >= target; }, timeout,
                              hook);
   if (!r.reached)
-    throw device_error(str(owner_, ": signal ", name_, " at 0x", std::hex, value_va().value, std::dec,
+    throw device_error(str(owner_, ": signal ", name_, " at ", value_va(),
                            " did not reach ", target, " within ", timeout.count(), " ms without progress; last value ",
                            r.last, " (engine hung or faulted?)"));
 }

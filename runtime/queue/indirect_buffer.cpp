@@ -17,7 +17,7 @@ indirect_buffer::indirect_buffer(std::string name, queue_memory memory, std::spa
     throw usage_error(str("ib ", name_, ": ", commands.size_bytes(), " bytes of commands do not fit its ",
                           memory_.size_bytes(), "-byte memory"));
   if (!memory_.va.is_aligned(4) || reinterpret_cast<std::uintptr_t>(memory_.host_view.data()) % 4 != 0)
-    throw usage_error(str("ib ", name_, ": memory at va 0x", std::hex, memory_.va.value, " is not 4-byte aligned"));
+    throw usage_error(str("ib ", name_, ": memory at va ", memory_.va, " is not 4-byte aligned"));
   write_dwords(memory_, 0, commands);
 }
 

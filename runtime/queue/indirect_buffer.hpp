@@ -2,11 +2,11 @@
 //
 // The commands are copied into IB memory once; each replay patches a few dwords in place (kernel
 // arguments, signal values: at dword offsets the recorder noted) and submits only a 4-dword
-// INDIRECT_BUFFER packet from the ring (facts 5.6, 5.12). Memory past the commands is data the
+// INDIRECT_BUFFER packet from the ring (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c). Memory past the commands is data the
 // commands point at, kernel arguments for instance, and is patched the same way (like hcq2's
-// kernargs at the tail of the command buffer, facts 5.6).
+// kernargs at the tail of the command buffer, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
 //
-// Reuse protocol (facts 5.6, 5.12; 9.1 hazard (b)): an IB is never written while the GPU may read
+// Reuse protocol (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c; 9.1 hazard (b)): an IB is never written while the GPU may read
 // it. Each submission records its timeline value; patch() refuses (usage_error) until that value
 // was reached, and wait_idle() waits for it. The CP has read all of the IB once the RELEASE_MEM
 // that follows the INDIRECT_BUFFER in the ring has signalled.
@@ -35,7 +35,7 @@ class queue_compute;
 
 class indirect_buffer {
  public:
-  // `memory` holds the commands and any data after them; its va is 4-byte aligned (facts 3.8).
+  // `memory` holds the commands and any data after them; its va is 4-byte aligned (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
   indirect_buffer(std::string name, queue_memory memory, std::span<const std::uint32_t> commands);
 
   const std::string& name() const { return name_; }

@@ -8,7 +8,7 @@
 namespace tg::queue::pm4 {
 namespace {
 
-// Register indices of the dispatch sequence. They are the same on gfx11 and gfx12 (facts A.1),
+// Register indices of the dispatch sequence. They are the same on gfx11 and gfx12 (the IP offset headers in drivers/gpu/drm/amd/include/asic_reg),
 // which the static_asserts below check against both generated tables.
 constexpr std::uint32_t index_of(std::string_view name) {
   std::uint32_t i11 = reg_index(gfx_version::gfx11, name);
@@ -33,7 +33,7 @@ static_assert(index_of("regCOMPUTE_RESTART_Z") == reg_restart_x + 2);
 static_assert(index_of("regCOMPUTE_USER_DATA_15") == reg_user_data_0 + 15);
 static_assert(index_of("regCOMPUTE_NUM_THREAD_X") == reg_start_x + 3);
 static_assert(index_of("regCOMPUTE_PERFCOUNT_ENABLE") == reg_start_x + 7);
-// The packet offsets of amd-driver-facts.md 3.10 (steps 6, 7, 8, 9, 10, 11, 12, 13, 14).
+// The packet offsets of tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h (steps 6, 7, 8, 9, 10, 11, 12, 13, 14).
 static_assert(reg_pgm_lo - PACKET3_SET_SH_REG_START == 0x20C && reg_pgm_rsrc1 - PACKET3_SET_SH_REG_START == 0x212);
 static_assert(reg_pgm_rsrc3 - PACKET3_SET_SH_REG_START == 0x228 && reg_tmpring_size - PACKET3_SET_SH_REG_START == 0x218);
 static_assert(reg_scratch_base_lo - PACKET3_SET_SH_REG_START == 0x210 && reg_restart_x - PACKET3_SET_SH_REG_START == 0x21B);
@@ -56,24 +56,24 @@ constexpr std::uint32_t release_gcr_mask =
     PACKET3_RELEASE_MEM_GCR_GL2_DISCARD | PACKET3_RELEASE_MEM_GCR_GL2_INV | PACKET3_RELEASE_MEM_GCR_GL2_WB |
     PACKET3_RELEASE_MEM_GCR_SEQ;
 
-// Scratch buffer resource (V#) words 2 and 3 and the swizzle bit of word 1 (facts 6.4).
+// Scratch buffer resource (V#) words 2 and 3 and the swizzle bit of word 1 (llvm/docs/AMDGPUUsage.rst).
 constexpr std::uint32_t scratch_vsharp_num_records = 0xFFFFFFFFu;
 constexpr std::uint32_t scratch_vsharp_word3 = 0x20C14000u;
 constexpr std::uint32_t scratch_vsharp_swizzle = 1u << 31;
 
-constexpr std::uint32_t lds_granule_bytes = 512;  // facts 6.6
+constexpr std::uint32_t lds_granule_bytes = 512;  // llvm/docs/AMDGPUUsage.rst
 
 void require_aligned(gpu_va va, std::uint64_t bytes, const char* what) {
   if (!va.is_aligned(bytes))
-    throw usage_error(str("pm4: ", what, " 0x", std::hex, va.value, " is not ", std::dec, bytes, "-byte aligned"));
+    throw usage_error(str("pm4: ", what, " ", va, " is not ", bytes, "-byte aligned"));
 }
 
 void emit_set_reg(cmd_buffer& cb, std::uint8_t opcode, std::uint32_t start, std::uint32_t end, const char* packet,
                   std::uint32_t first_reg, std::span<const std::uint32_t> values) {
   if (values.empty()) throw usage_error(str("pm4: ", packet, " with no values"));
   if (first_reg < start || first_reg + values.size() > end)
-    throw usage_error(str("pm4: ", packet, " cannot write registers 0x", std::hex, first_reg, "..0x",
-                          first_reg + values.size() - 1, ": its window is [0x", start, ", 0x", end, ")"));
+    throw usage_error(str("pm4: ", packet, " cannot write registers ", hex{first_reg}, "..",
+                          hex{first_reg + values.size() - 1}, ": its window is [", hex{start}, ", ", hex{end}, ")"));
   cb.push_back(type3_header(opcode, 1 + values.size()));
   cb.push_back(first_reg - start);
   cb.insert(cb.end(), values.begin(), values.end());
@@ -105,8 +105,8 @@ std::uint32_t high_bits(gfx_version gfx, std::string_view reg, gpu_va va, const 
   const reg_field& data = queue_field(gfx, reg, "DATA");
   std::uint64_t hi = va.value >> 40;
   if (hi > data.max_value())
-    throw usage_error(str("pm4: ", what, " 0x", std::hex, va.value, " is above what ", reg, " can hold (",
-                          std::dec, 40 + std::popcount(data.max_value()), "-bit addresses)"));
+    throw usage_error(str("pm4: ", what, " ", va, " is above what ", reg, " can hold (",
+                          40 + std::popcount(data.max_value()), "-bit addresses)"));
   return data.set(0, std::uint32_t(hi));
 }
 
@@ -153,23 +153,23 @@ void emit_write_wait_reg(cmd_buffer& cb, std::uint32_t write_reg, std::uint32_t 
 
 void emit_acquire_mem(cmd_buffer& cb, std::uint32_t gcr_cntl) {
   if (gcr_cntl & ~gcr_cntl_mask)
-    throw usage_error(str("pm4: ACQUIRE_MEM GCR_CNTL 0x", std::hex, gcr_cntl, " has bits above 18"));
+    throw usage_error(str("pm4: ACQUIRE_MEM GCR_CNTL ", hex{gcr_cntl}, " has bits above 18"));
   cb.push_back(type3_header(PACKET3_ACQUIRE_MEM, acquire_mem_dwords - 1));
   cb.insert(cb.end(), {0u /* CP_COHER_CNTL: unused since gfx10 */, coher_size_all, coher_size_hi_all,
                        0u /* COHER_BASE */, 0u /* COHER_BASE_HI */, acquire_poll_interval, gcr_cntl});
 }
 
 void emit_release_mem(cmd_buffer& cb, const release_mem& r) {
-  if (r.event_type > 0x3F || r.event_index > 0xF)  // EVENT_TYPE 5:0, EVENT_INDEX 11:8 (facts 3.5)
+  if (r.event_type > 0x3F || r.event_index > 0xF)  // EVENT_TYPE 5:0, EVENT_INDEX 11:8 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
     throw usage_error(str("pm4: RELEASE_MEM event ", unsigned(r.event_type), " index ", unsigned(r.event_index),
                           " does not fit 6 / 4 bits"));
   if (r.gcr & ~release_gcr_mask)
-    throw usage_error(str("pm4: RELEASE_MEM gcr 0x", std::hex, r.gcr, " has bits that are not GCR flags"));
+    throw usage_error(str("pm4: RELEASE_MEM gcr ", hex{r.gcr}, " has bits that are not GCR flags"));
   if (r.cache_policy > 3 || std::uint32_t(r.data) > 4 || std::uint32_t(r.interrupt) > 2)
     throw usage_error(str("pm4: RELEASE_MEM cache policy ", unsigned(r.cache_policy), ", data_sel ",
                           unsigned(r.data), ", int_sel ", unsigned(r.interrupt), " out of range (3, 4, 2)"));
   if (r.data == data_sel::value32 && r.value > 0xFFFFFFFFu)
-    throw usage_error(str("pm4: RELEASE_MEM value 0x", std::hex, r.value, " does not fit data_sel::value32"));
+    throw usage_error(str("pm4: RELEASE_MEM value ", hex{r.value}, " does not fit data_sel::value32"));
   if (r.data != data_sel::none)
     require_aligned(r.address, r.data == data_sel::value32 ? 4 : 8, "RELEASE_MEM address");
   cb.push_back(type3_header(PACKET3_RELEASE_MEM, release_mem_dwords - 1));
@@ -195,7 +195,7 @@ void emit_dispatch_direct(cmd_buffer& cb, std::array<std::uint32_t, 3> workgroup
 }
 
 void emit_event_write(cmd_buffer& cb, std::uint8_t event_type, std::uint8_t event_index) {
-  if (event_type > 0x3F || event_index > 0xF)  // EVENT_TYPE 5:0, EVENT_INDEX 11:8 (facts 3.7)
+  if (event_type > 0x3F || event_index > 0xF)  // EVENT_TYPE 5:0, EVENT_INDEX 11:8 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
     throw usage_error(str("pm4: EVENT_WRITE event ", unsigned(event_type), " index ", unsigned(event_index),
                           " does not fit 6 / 4 bits"));
   cb.push_back(type3_header(PACKET3_EVENT_WRITE, event_write_dwords - 1));
@@ -208,7 +208,7 @@ void emit_indirect_buffer(cmd_buffer& cb, gpu_va ib, std::uint32_t size_dwords) 
     throw usage_error(str("pm4: INDIRECT_BUFFER of ", size_dwords, " dwords; the size field holds 1..",
                           max_ib_dwords, " (split the commands into several IBs)"));
   cb.push_back(type3_header(PACKET3_INDIRECT_BUFFER, indirect_buffer_dwords - 1));
-  // VMID (bits 27:24) stays 0: tg runs everything in VMID 0 (facts 3.8).
+  // VMID (bits 27:24) stays 0: tg runs everything in VMID 0 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
   cb.insert(cb.end(), {ib.lo(), ib.hi(), size_dwords | INDIRECT_BUFFER_VALID});
 }
 
@@ -218,8 +218,8 @@ std::vector<std::uint32_t> user_sgprs(const kernel_summary& k, const dispatch_ar
       {kcp_flat_scratch_init, "flat scratch init"}, {kcp_private_segment_size, "private segment size"}};
   for (auto [bit, what] : unsupported)
     if (k.code_properties & bit)
-      throw usage_error(str("pm4: the kernel asks for the ", what, " user SGPR (kernel_code_properties 0x",
-                            std::hex, k.code_properties, "), which tg does not provide; compile without it"));
+      throw usage_error(str("pm4: the kernel asks for the ", what, " user SGPR (kernel_code_properties ",
+                            hex{k.code_properties}, "), which tg does not provide; compile without it"));
   require_aligned(a.kernargs, 8, "kernarg address");
   std::vector<std::uint32_t> sgprs;
   auto push = [&sgprs](std::initializer_list<std::uint32_t> words) {
@@ -228,7 +228,7 @@ std::vector<std::uint32_t> user_sgprs(const kernel_summary& k, const dispatch_ar
   if (k.code_properties & kcp_private_segment_buffer)
     push({a.scratch.lo(), a.scratch.hi() | scratch_vsharp_swizzle, scratch_vsharp_num_records, scratch_vsharp_word3});
   if (k.code_properties & kcp_dispatch_ptr) {
-    gpu_va packet = a.kernargs + k.kernarg_bytes;  // the HSA dispatch packet follows the arguments (facts 6.3)
+    gpu_va packet = a.kernargs + k.kernarg_bytes;  // the HSA dispatch packet follows the arguments (llvm/docs/AMDGPUUsage.rst)
     push({packet.lo(), packet.hi()});
   }
   push({a.kernargs.lo(), a.kernargs.hi()});
@@ -247,7 +247,7 @@ void emit_dispatch(cmd_buffer& cb, const kernel_summary& k, const dispatch_args&
     throw usage_error(str("pm4: too many resources requested: group_segment_size ", k.group_segment_bytes,
                           " bytes of LDS, the device has ", a.lds_bytes_max));
   std::uint32_t rsrc1 = k.rsrc1;
-  if (a.gfx == gfx_version::gfx11)  // PRIV, to work around CWSR (facts 6.2)
+  if (a.gfx == gfx_version::gfx11)  // PRIV, to work around CWSR (llvm/docs/AMDGPUUsage.rst)
     rsrc1 = queue_field(a.gfx, "regCOMPUTE_PGM_RSRC1", "PRIV").set(rsrc1, 1);
   std::uint32_t rsrc2 = queue_field(a.gfx, "regCOMPUTE_PGM_RSRC2", "LDS_SIZE").set(k.rsrc2, granules);
   std::uint32_t limits = regs.encode("regCOMPUTE_RESOURCE_LIMITS", {{"WAVES_PER_SH", a.waves_per_sh}});

@@ -1,8 +1,8 @@
 // queue_copy.hpp: an SDMA copy queue: ring, timeline signal, synchronize.
 //
 // The SDMA twin of queue_compute.hpp: every submission ends with a FENCE that raises the timeline
-// signal (facts 4.3, 5.7), placed by ring_sdma so that no packet straddles the ring end; waits
-// that fail mark the queue failed. SDMA indirect buffers (facts 4.9, optional in the reference)
+// signal (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c), placed by ring_sdma so that no packet straddles the ring end; waits
+// that fail mark the queue failed. SDMA indirect buffers (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c, optional in the reference)
 // are not supported.
 //
 //   tg::queue::queue_copy q({.ring = {.name = "sdma0", .ring = ring_mem, .rptr = p.rptr, .wptr = p.wptr,

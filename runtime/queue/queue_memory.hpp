@@ -6,10 +6,10 @@
 // consumer and the driver runs them on real mappings without change.
 //
 //   std::vector<std::byte> bytes(4096);
-//   tg::queue::queue_memory ring{bytes, tg::queue::gpu_va{0x1'0000'0000}};
+//   tg::queue::queue_memory ring{bytes, tg::memory::gpu_va{0x1'0000'0000}};
 //   tg::queue::queue_memory rptr = ring.slice(128, 8);
 //
-// Without a CPU mapping (USB: every VRAM access is a bridge message, facts 1.4, 7.8) the host view
+// Without a CPU mapping (USB: every VRAM access is a bridge message, tinygrad/runtime/support/am/amdev.py; tinygrad/runtime/support/usb.py) the host view
 // is a shadow in host RAM and `mirror` carries it to and from the device: the accessors below push
 // after writing the shadow and pull before reading it. A null mirror is the direct mapping and
 // costs nothing.
@@ -47,7 +47,7 @@ struct queue_memory {
   queue_memory slice(std::size_t offset, std::size_t bytes) const {
     if (offset > host_view.size() || bytes > host_view.size() - offset)
       throw usage_error(str("queue memory: slice [", offset, ", ", offset + bytes, ") is outside the ",
-                            host_view.size(), " bytes at va 0x", std::hex, va.value));
+                            host_view.size(), " bytes at va ", va));
     return {host_view.subspan(offset, bytes), va + offset, mirror};
   }
 };
@@ -60,7 +60,7 @@ inline void require_word64(const queue_memory& m, std::size_t offset, const char
     throw usage_error(str(what, ": needs 8 bytes at offset ", offset, " of a ", m.size_bytes(), "-byte memory"));
   auto host = reinterpret_cast<std::uintptr_t>(m.host_view.data() + offset);
   if (host % std::atomic_ref<std::uint64_t>::required_alignment != 0 || !(m.va + offset).is_aligned(8))
-    throw usage_error(str(what, ": the 64-bit word at va 0x", std::hex, (m.va + offset).value, " (host 0x", host,
+    throw usage_error(str(what, ": the 64-bit word at va ", m.va + offset, " (host ", hex{host},
                           ") is not 8-byte aligned in both views"));
 }
 

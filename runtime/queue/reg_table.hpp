@@ -8,7 +8,7 @@
 //   using namespace tg::amd::regs;
 //   constexpr std::uint32_t v = gc_11_0_0::table.encode("regCP_HQD_PQ_DOORBELL_CONTROL",
 //                                                       {{"DOORBELL_OFFSET", 6}, {"DOORBELL_EN", 1}});
-//   static_assert(v == 0x40000018);  // amd-driver-facts.md 5.3
+//   static_assert(v == 0x40000018);  // tinygrad/runtime/support/am/ip.py; gfx_v11_0.c
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::queue {
 
@@ -30,8 +31,8 @@ struct reg_field {
   // reg_value with this field replaced by v; v must fit the field.
   constexpr std::uint32_t set(std::uint32_t reg_value, std::uint32_t v) const {
     if (v > max_value())
-      throw usage_error(str("register field ", name, ": value 0x", std::hex, v, " does not fit its mask 0x",
-                            mask, " (largest value 0x", max_value(), ")"));
+      throw usage_error(str("register field ", name, ": value ", hex{v}, " does not fit its mask ",
+                            hex{mask}, " (largest value ", hex{max_value()}, ")"));
     return (reg_value & ~mask) | (v << shift);
   }
 };

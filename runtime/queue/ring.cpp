@@ -20,14 +20,14 @@ ring::ring(ring_config config, std::size_t unit_bytes)
     throw usage_error(str("queue ", config_.name, ": ring of ", bytes,
                           " bytes; it must be a power of two of at least 256 bytes"));
   if (!config_.ring.va.is_aligned(256))
-    throw usage_error(str("queue ", config_.name, ": ring va 0x", std::hex, config_.ring.va.value,
+    throw usage_error(str("queue ", config_.name, ": ring va ", config_.ring.va,
                           " is not 256-byte aligned (the engine takes va >> 8)"));
   if (reinterpret_cast<std::uintptr_t>(config_.ring.host_view.data()) % 4 != 0)
     throw usage_error(str("queue ", config_.name, ": ring host view is not 4-byte aligned"));
   if (config_.bell == nullptr) throw usage_error(str("queue ", config_.name, ": no doorbell"));
   require_word64(config_.rptr, 0, "ring read pointer");
   require_word64(config_.wptr, 0, "ring write-pointer shadow");
-  // The engine starts at 0 (RB_RPTR / RB_WPTR = 0, facts 4.11; a fresh MQD, 5.4).
+  // The engine starts at 0 (RB_RPTR / RB_WPTR = 0, tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c; a fresh MQD, 5.4).
   store64(config_.rptr, 0, 0);
   store64(config_.wptr, 0, 0);
 }
@@ -94,7 +94,7 @@ void ring::publish(std::uint64_t new_put) {
   // A full fence, not only a release one: on x86 a release fence emits no instruction, and ring
   // memory may be a write-combined BAR mapping whose buffered stores only an mfence drains.
   // amdgpu_ring_commit issues mb() before setting the write pointer for the same reason; the
-  // reference issues a seq_cst fence before the doorbell (facts 5.3).
+  // reference issues a seq_cst fence before the doorbell (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   store64(config_.wptr, 0, put_);
   std::atomic_thread_fence(std::memory_order_seq_cst);

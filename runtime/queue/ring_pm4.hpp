@@ -1,8 +1,8 @@
 // ring_pm4.hpp: the compute (MEC) ring: PM4 dwords, a dword write pointer, back-pressure.
 //
-// Pointer units (facts 5.2): the put value, write-pointer shadow and doorbell value count dwords
+// Pointer units (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c): the put value, write-pointer shadow and doorbell value count dwords
 // and only grow; the CP reports its read pointer in dwords. PM4 packets may run across the ring
-// end: the CP follows the wrap (facts 5.5), so no padding is needed.
+// end: the CP follows the wrap (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), so no padding is needed.
 //
 //   tg::queue::ring_pm4 ring({.name = "compute0", .ring = mem, .rptr = p.rptr, .wptr = p.wptr, .bell = &bell});
 //   ring.submit({commands, signal_packet});  // one doorbell for both

@@ -2,6 +2,7 @@
 #include "runtime/queue/sdma_packet_size.hpp"
 
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 #include "runtime/queue/sdma_gen.hpp"
 
@@ -16,7 +17,7 @@ std::size_t packet_dwords(std::span<const std::uint32_t> words) {
   for (const packet_layout& l : packet_layouts)
     if (l.op == op && (l.sub_op < 0 || l.sub_op == sub_op)) layout = &l;
   if (layout == nullptr)
-    throw usage_error(str("sdma: header 0x", std::hex, h, " has op ", std::dec, unsigned(op), " sub_op ", sub_op,
+    throw usage_error(str("sdma: header ", hex{h}, " has op ", unsigned(op), " sub_op ", sub_op,
                           ", which tg does not encode; a ring cannot tell where the packet ends"));
   std::size_t len = layout->dwords;
   if (op == SDMA_OP_NOP) len += SDMA_PKT_NOP_HEADER_count.get(h);

@@ -10,11 +10,11 @@
 namespace tg::amd {
 
 namespace {
-constexpr std::uint32_t mqd_header = 0xC0310800;   // facts 5.4
+constexpr std::uint32_t mqd_header = 0xC0310800;   // tinygrad/runtime/support/am/ip.py; gfx_v11_0.c
 constexpr std::size_t mqd_dwords = 1024, mqd_register_image = 128;  // v11_structs.h: cp_mqd_base_addr_lo at 128
 constexpr std::size_t static_thread_mgmt[] = {23, 24, 26, 27, 44, 45, 46, 47};  // compute_static_thread_mgmt_se0..7
-constexpr std::uint32_t mec_doorbell_range_upper = 0xF8;  // facts 5.3, XCC 0
-const auto mec_settle = std::chrono::milliseconds(50);    // appendix C
+constexpr std::uint32_t mec_doorbell_range_upper = 0xF8;  // tinygrad/runtime/support/am/ip.py; gfx_v11_0.cCC 0
+const auto mec_settle = std::chrono::milliseconds(50);    // tinygrad/runtime/support/am/amdev.py
 std::uint32_t log2_of(std::uint64_t n) { return std::uint32_t(std::countr_zero(n)); }
 }  // namespace
 
@@ -57,7 +57,7 @@ void gfx_v11::config_mec(const firmware_set& fw) {
 
 void gfx_v11::reset_mec() {
   stop_queue();
-  if (c_.disc.is_gfx11()) {  // gfx12 relies on the pipe reset alone (facts 5.9 b)
+  if (c_.disc.is_gfx11()) {  // gfx12 relies on the pipe reset alone (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
     c_.gc->write_fields("regGRBM_SOFT_RESET", {{"SOFT_RESET_CP", 1}, {"SOFT_RESET_CPC", 1}});
     std::this_thread::sleep_for(mec_settle);
     c_.gc->write("regGRBM_SOFT_RESET", 0);
@@ -67,7 +67,7 @@ void gfx_v11::reset_mec() {
 
 void gfx_v11::start_queue(const compute_queue_setup& q) {
   if (!std::has_single_bit(q.ring_bytes) || q.ring_bytes < 256 || q.ring_va % 256 || q.eop_va % 256)
-    throw usage_error(str(c_.name(), ": compute ring of ", q.ring_bytes, " bytes at VA ", memory::hex{q.ring_va},
+    throw usage_error(str(c_.name(), ": compute ring of ", q.ring_bytes, " bytes at VA ", hex{q.ring_va},
                           ": needs a power of two of at least 256 bytes and 256-byte aligned ring and EOP"));
   ip_registers& gc = *c_.gc;
   const queue::reg_table& t = gc.table();
@@ -90,7 +90,7 @@ void gfx_v11::start_queue(const compute_queue_setup& q) {
   set64("regCP_HQD_PQ_WPTR_POLL_ADDR", "regCP_HQD_PQ_WPTR_POLL_ADDR_HI", q.wptr_va);
   set("regCP_HQD_PQ_DOORBELL_CONTROL", t.encode("regCP_HQD_PQ_DOORBELL_CONTROL",
                                                 {{"DOORBELL_OFFSET", std::uint32_t(q.doorbell_offset / 4)}, {"DOORBELL_EN", 1}}));
-  // QUEUE_SIZE = log2(ring dwords) - 1 (facts 5.4).
+  // QUEUE_SIZE = log2(ring dwords) - 1 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
   set("regCP_HQD_PQ_CONTROL", t.encode("regCP_HQD_PQ_CONTROL", {{"QUEUE_SIZE", log2_of(q.ring_bytes / 4) - 1},
                                                                 {"RPTR_BLOCK_SIZE", 5}}));
   set("regCP_HQD_IB_CONTROL", t.encode("regCP_HQD_IB_CONTROL", {{"MIN_IB_AVAIL_SIZE", 3}}));
@@ -100,7 +100,7 @@ void gfx_v11::start_queue(const compute_queue_setup& q) {
   set("regCP_HQD_EOP_CONTROL", t.encode("regCP_HQD_EOP_CONTROL", {{"EOP_SIZE", log2_of(q.eop_bytes / 4) - 1}}));
   c_.write_vram(mqd_, std::as_bytes(std::span(mqd)));
 
-  // The register image into the HQD (active stays 0 in it), then activate (facts 5.4).
+  // The register image into the HQD (active stays 0 in it), then activate (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
   select_queue(true);
   const std::uint64_t last = gc.index("regCP_HQD_PQ_WPTR_HI");
   for (std::uint64_t i = first; i <= last; ++i) c_.io.write(i, mqd[mqd_register_image + (i - first)]);

@@ -1,6 +1,6 @@
 // gfx_v11.hpp: the graphics core of gfx11 / gfx12 as a compute-only driver needs it: the RLC
 // autoload wait, MEC (RS64) configuration, and the PM4 compute queue on MEC1 pipe 0 queue 0
-// through an MQD whose register image is copied into the HQD (facts 5.4, appendix B step 6).
+// through an MQD whose register image is copied into the HQD (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c, tinygrad/runtime/support/am/amdev.py: AMDev).
 //
 // One code path for both generations; registers and fields come by name from the generation's
 // table (gc_11_0_0 / gc_12_0_0), where their positions differ. The MQD layout (v11_compute_mqd,
@@ -26,7 +26,7 @@ struct compute_queue_setup {
   std::uint64_t ring_va = 0, ring_bytes = 0;  // 256-byte aligned VA; a power of two of at least 256 bytes
   std::uint64_t rptr_va = 0, wptr_va = 0;     // read-pointer report, write-pointer poll words
   std::uint64_t eop_va = 0, eop_bytes = 4096;  // end-of-pipe buffer
-  std::uint64_t doorbell_offset = 0x18;       // BAR2 bytes (facts 5.3)
+  std::uint64_t doorbell_offset = 0x18;       // BAR2 bytes (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
 };
 
 class gfx_v11 {
@@ -36,15 +36,15 @@ class gfx_v11 {
   // CP idle and RLC_RLCS_BOOTLOAD_STATUS.BOOTLOAD_COMPLETE after the PSP's AUTOLOAD_RLC.
   void wait_rlc_autoload();
   // Full boot: MEC program counters from the firmware, pipe reset, CP/RLC/SH_MEM set-up, MEC
-  // doorbell range, MEC enabled (appendix B step 6).
+  // doorbell range, MEC enabled (tinygrad/runtime/support/am/amdev.py: AMDev).
   void config_mec(const firmware_set& fw);
-  // Warm boot and recovery: dequeue, CP soft reset (gfx11), pipe reset, enable (facts 5.9 b). The
+  // Warm boot and recovery: dequeue, CP soft reset (gfx11), pipe reset, enable (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c). The
   // program counters kept their values: only a mode-1 reset clears registers.
   void reset_mec();
 
   void start_queue(const compute_queue_setup& q);
   // CP_HQD_DEQUEUE_REQUEST = 2 (reset waves) and SPI_COMPUTE_QUEUE_RESET, then waits for
-  // CP_HQD_ACTIVE = 0 with the context's timeout (facts 5.4 "Dequeue").
+  // CP_HQD_ACTIVE = 0 with the context's timeout (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
   void stop_queue();
   memory::gpu_pa mqd() const { return mqd_; }
 

@@ -14,7 +14,7 @@ struct hub_names {
   std::string operator()(const char* rest) const { return std::string("reg") + prefix + rest; }
 };
 
-// VM_INVALIDATE_ENG17_REQ for VMID 0, every level of the tables, flush type 0 (facts 2.7 step b).
+// VM_INVALIDATE_ENG17_REQ for VMID 0, every level of the tables, flush type 0 (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
 constexpr std::uint32_t invalidate_vmid0 = 0x00F80001;
 
 }  // namespace
@@ -24,7 +24,7 @@ void gmc_v11::init_hub(hub h, memory::gpu_pa root, std::uint64_t va_base, std::u
   ip_registers& r = regs(h);
   const hub_names n{h == hub::gc ? "GC" : "MM"};
   const std::uint64_t fb_top = c_.fb_base + c_.disc.vram_bytes - 1;
-  // Apertures: AGP off, the system aperture over the framebuffer (facts 2.8).
+  // Apertures: AGP off, the system aperture over the framebuffer (gc_11_0_0_sh_mask.h; gc_12_0_0_sh_mask.h).
   r.write(n("MC_VM_AGP_BASE"), 0);
   r.write(n("MC_VM_AGP_BOT"), std::uint32_t(0xFFFFFFFFFFFFull >> 24));
   r.write(n("MC_VM_AGP_TOP"), 0);
@@ -37,7 +37,7 @@ void gmc_v11::init_hub(hub h, memory::gpu_pa root, std::uint64_t va_base, std::u
   r.update(n("VM_L2_PROTECTION_FAULT_CNTL2"), {{"ACTIVE_PAGE_MIGRATION_PTE_READ_RETRY", 1}});
   r.write_fields(n("MC_VM_MX_L1_TLB_CNTL"), {{"ENABLE_L1_TLB", 1}, {"SYSTEM_ACCESS_MODE", 3},
                                             {"ENABLE_ADVANCED_DRIVER_MODEL", 1}, {"MTYPE", 3}});
-  // L2 (facts 2.8): fragment processing off on gfx10+, identity aperture of context 1 off.
+  // L2 (gc_11_0_0_sh_mask.h; gc_12_0_0_sh_mask.h): fragment processing off on gfx10+, identity aperture of context 1 off.
   r.update(n("VM_L2_CNTL"), {{"ENABLE_L2_CACHE", 1}, {"ENABLE_L2_FRAGMENT_PROCESSING", 0},
                              {"ENABLE_DEFAULT_PAGE_OUT_TO_SYSTEM_MEMORY", 1}, {"L2_PDE0_CACHE_TAG_GENERATION_MODE", 0},
                              {"PDE_FAULT_CLASSIFICATION", 0}, {"CONTEXT1_IDENTITY_ACCESS_MODE", 1},
@@ -51,18 +51,18 @@ void gmc_v11::init_hub(hub h, memory::gpu_pa root, std::uint64_t va_base, std::u
             0xFFFFFFFFFull);
   r.write64(n("VM_L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_LO32"), n("VM_L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_HI32"), 0);
   r.write64(n("VM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32"), n("VM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_HI32"), 0);
-  // VM_CONTEXT0 over our tables (facts 2.1, 2.3): pages, root | valid.
+  // VM_CONTEXT0 over our tables (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c): pages, root | valid.
   const std::uint64_t end = std::min<std::uint64_t>(va_base + va_bytes - 1, 0x7FFFFFFFFFFFull);
   r.write64(n("VM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32"), n("VM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32"), va_base >> 12);
   r.write64(n("VM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32"), n("VM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32"), end >> 12);
   r.write64(n("VM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32"), n("VM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32"), root.value | 1);
-  std::uint32_t cntl = 0x01800000;  // the reference's raw base value (facts 2.8)
+  std::uint32_t cntl = 0x01800000;  // the reference's raw base value (gc_11_0_0_sh_mask.h; gc_12_0_0_sh_mask.h)
   const std::string cntl_name = n("VM_CONTEXT0_CNTL");
   for (const char* f : {"RANGE", "DUMMY_PAGE", "PDE0", "VALID", "READ", "WRITE", "EXECUTE"})
     for (const char* kind : {"_PROTECTION_FAULT_ENABLE_INTERRUPT", "_PROTECTION_FAULT_ENABLE_DEFAULT"})
       cntl = r.field(cntl_name, std::string(f) + kind).set(cntl, 1);
   cntl = r.field(cntl_name, "ENABLE_CONTEXT").set(cntl, 1);
-  cntl = r.field(cntl_name, "PAGE_TABLE_DEPTH").set(cntl, 3);  // 4 levels (facts 2.2)
+  cntl = r.field(cntl_name, "PAGE_TABLE_DEPTH").set(cntl, 3);  // 4 levels (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
   cntl = r.field(cntl_name, "PAGE_TABLE_BLOCK_SIZE").set(cntl, 0);
   r.write(cntl_name, cntl);
   for (int e = 0; e <= 17; ++e) {
@@ -72,7 +72,7 @@ void gmc_v11::init_hub(hub h, memory::gpu_pa root, std::uint64_t va_base, std::u
 }
 
 void gmc_v11::invalidate_tlb(memory::gpu_va, std::uint64_t) {
-  c_.io.flush_hdp();  // table writes made through BAR0 reach VRAM first (facts 2.7 step a)
+  c_.io.flush_hdp();  // table writes made through BAR0 reach VRAM first (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
   flush(hub::mm);
   if (gc_ready_) flush(hub::gc);
   ++flushes_;
@@ -88,7 +88,7 @@ void gmc_v11::flush(hub h) {
          mm ? "MM hub TLB flush (invalidation ack)" : "GC hub TLB flush (invalidation ack)");
   if (!mm) return;
   r.write(n("VM_INVALIDATE_ENG17_SEM"), 0);
-  // gfx11+: private invalidation of the reserved cache, then a read back (facts 2.7 step e).
+  // gfx11+: private invalidation of the reserved cache, then a read back (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
   r.update(n("VM_L2_BANK_SELECT_RESERVED_CID2"), {{"RESERVED_CACHE_PRIVATE_INVALIDATION", 1}});
   r.read(n("VM_L2_BANK_SELECT_RESERVED_CID2"));
 }

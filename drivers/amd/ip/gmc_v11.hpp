@@ -1,9 +1,9 @@
 // gmc_v11.hpp: the GMC hubs of gfx11 / gfx12 (GFXHUB 3 / 12, MMHUB 3 / 4.1): VM_CONTEXT0 over our
-// page tables (facts 2.8 values) and the TLB flush after every page-table change (facts 2.7).
+// page tables (gc_11_0_0_sh_mask.h; gc_12_0_0_sh_mask.h values) and the TLB flush after every page-table change (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
 //
 // One code path for both generations: registers and fields are looked up by name in the
 // generation's generated table (gc_11_0_0 / gc_12_0_0, mmhub_3_0_0 / mmhub_4_1_0), which is
-// where their positions differ (e.g. CONTEXT0_CNTL.PAGE_TABLE_BLOCK_SIZE, facts 2.8).
+// where their positions differ (e.g. CONTEXT0_CNTL.PAGE_TABLE_BLOCK_SIZE, gc_11_0_0_sh_mask.h; gc_12_0_0_sh_mask.h).
 //
 //   tg::amd::gmc_v11 gmc(ctx);
 //   gmc.init_hub(tg::amd::hub::mm, pt.root_table(), va_base, va_size, memscratch, dummy);
@@ -24,11 +24,11 @@ class gmc_v11 final : public memory::tlb_invalidator {
  public:
   explicit gmc_v11(am_context& c) : c_(c) {}
 
-  // Programs one hub's apertures, L2 and VM_CONTEXT0 (facts 2.8) for a page table rooted at
+  // Programs one hub's apertures, L2 and VM_CONTEXT0 (gc_11_0_0_sh_mask.h; gc_12_0_0_sh_mask.h) for a page table rooted at
   // `root` covering [va_base, va_base + va_bytes).
   void init_hub(hub h, memory::gpu_pa root, std::uint64_t va_base, std::uint64_t va_bytes, memory::gpu_pa memscratch,
                 memory::gpu_pa dummy_page);
-  // The GC hub is flushed only once GFX init programmed it (facts 2.7 step 2).
+  // The GC hub is flushed only once GFX init programmed it (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
   void set_gc_hub_ready(bool ready) { gc_ready_ = ready; }
 
   // memory::tlb_invalidator: HDP flush, then engine 17 of each initialised hub for VMID 0.

@@ -11,13 +11,13 @@ namespace tg::amd {
 
 namespace {
 
-constexpr std::uint64_t ring_bytes = 64 << 10;        // facts 2.10
+constexpr std::uint64_t ring_bytes = 64 << 10;        // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
 constexpr std::uint32_t cmd_bytes = 1024;             // struct psp_gfx_cmd_resp
 constexpr std::size_t cmd_id_at = 8, cmd_union_at = 28, resp_status_at = 864, resp_tmr_size_at = 880;
 constexpr std::uint32_t km_ring_type = 2, destroy_rings = 0x30000;  // GFX_CTRL_CMD_ID_DESTROY_RINGS
 constexpr std::uint32_t cmd_setup_tmr = 5, cmd_load_ip_fw = 6, cmd_load_toc = 0x20, cmd_autoload_rlc = 0x21;
 constexpr std::uint32_t bootloader_ready = 0x80000000u;
-const auto handshake_sleep = std::chrono::milliseconds(20);  // appendix C
+const auto handshake_sleep = std::chrono::milliseconds(20);  // tinygrad/runtime/support/am/amdev.py
 
 // psp_bootloader_cmd ids (amdgpu_psp.h) of each component, in the order they load.
 struct bl_step {
@@ -26,7 +26,7 @@ struct bl_step {
   const char* name;
 };
 
-bool boot_time_tmr(ip_version mp0) {  // facts 2.10: these MP0s set the TMR up themselves
+bool boot_time_tmr(ip_version mp0) {  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c: these MP0s set the TMR up themselves
   return (mp0.major == 13 && mp0.minor == 0 && (mp0.revision == 6 || mp0.revision == 14)) ||
          (mp0.major == 14 && mp0.minor == 0 && (mp0.revision == 2 || mp0.revision == 3));
 }
@@ -112,13 +112,13 @@ std::uint32_t psp_v13::submit(std::uint32_t cmd_id, std::span<const std::uint32_
         c_.read_vram(fence_, std::as_writable_bytes(std::span(&seen, 1)));
         return seen == value;
       }, c_.opt.timeout))
-    throw device_error(str(c_.name(), ": PSP command ", what, " (id ", memory::hex{cmd_id}, ") not done after ",
+    throw device_error(str(c_.name(), ": PSP command ", what, " (id ", hex{cmd_id}, ") not done after ",
                            c_.opt.timeout.count(), " ms (fence ", seen, ", waiting for ", value, ")"));
   std::uint32_t resp[5] = {};
   c_.read_vram(cmd_ + resp_status_at, std::as_writable_bytes(std::span(resp)));
   if (resp[0] != 0)
-    throw device_error(str(c_.name(), ": PSP command failed: ", what, " (id ", memory::hex{cmd_id}, ") status ",
-                           memory::hex{resp[0]}));
+    throw device_error(str(c_.name(), ": PSP command failed: ", what, " (id ", hex{cmd_id}, ") status ",
+                           hex{resp[0]}));
   return resp[(resp_tmr_size_at - resp_status_at) / 4];
 }
 
@@ -149,7 +149,7 @@ void psp_v13::hw_init(const firmware_set& fw) {
   if (!is_sos_alive()) bootload(fw);
   c_.progress("psp: ring");
   create_ring();
-  std::uint32_t tmr_bytes = 0x1300000;  // 19 MiB unless the TOC says otherwise (facts 2.10)
+  std::uint32_t tmr_bytes = 0x1300000;  // 19 MiB unless the TOC says otherwise (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
   if (const psp_component* toc = fw.find(psp_component_type::toc)) {
     c_.progress("psp: load toc");
     if (std::uint32_t s = load_toc(toc->bytes); s != 0 && s <= tmr_bytes) tmr_bytes = s;

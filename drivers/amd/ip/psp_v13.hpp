@@ -1,8 +1,8 @@
 // psp_v13.hpp: the PSP (MP0 13.x / 14.x): bootloader components, the KM ring, and the ring
-// commands a boot needs (appendix B step 4; Linux psp_gfx_if.h, amdgpu_psp.c for the layouts).
+// commands a boot needs (tinygrad/runtime/support/am/amdev.py: AMDev; Linux psp_gfx_if.h, amdgpu_psp.c for the layouts).
 //
 // Firmware goes through the "msg1" buffer: 1 MiB of boot VRAM on PCI, bridge memory mapped into
-// the GPU VA on USB (facts 2.10, 7.7 step 4); the caller provides it. Every handshake polls with
+// the GPU VA on USB (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c); the caller provides it. Every handshake polls with
 // the context's timeout and names the register and its last value on failure.
 //
 //   tg::amd::psp_v13 psp(ctx, msg1);

@@ -23,11 +23,11 @@ void sdma_v6::hw_init() {
 
 void sdma_v6::start_queue(const sdma_queue_setup& q) {
   if (!std::has_single_bit(q.ring_bytes) || q.ring_bytes < 256 || q.ring_va % 256)
-    throw usage_error(str(c_.name(), ": SDMA ring of ", q.ring_bytes, " bytes at VA ", memory::hex{q.ring_va},
+    throw usage_error(str(c_.name(), ": SDMA ring of ", q.ring_bytes, " bytes at VA ", hex{q.ring_va},
                           ": needs a power of two of at least 256 bytes, 256-byte aligned"));
   ip_registers& gc = *c_.gc;
   const queue::reg_table& t = gc.table();
-  // The order of facts 4.11: pointers, base, write-back and poll addresses, doorbell, RB_CNTL last.
+  // The order of tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c: pointers, base, write-back and poll addresses, doorbell, RB_CNTL last.
   gc.write("regSDMA0_QUEUE0_MINOR_PTR_UPDATE", 1);
   for (const char* r : {"regSDMA0_QUEUE0_RB_RPTR", "regSDMA0_QUEUE0_RB_RPTR_HI", "regSDMA0_QUEUE0_RB_WPTR",
                         "regSDMA0_QUEUE0_RB_WPTR_HI"})

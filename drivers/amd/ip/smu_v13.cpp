@@ -8,7 +8,7 @@
 namespace tg::amd {
 
 namespace {
-// MP1 C2PMSG registers of the message mailbox and the debug mailbox (appendix B; Linux
+// MP1 C2PMSG registers of the message mailbox and the debug mailbox (tinygrad/runtime/support/am/amdev.py: AMDev; Linux
 // smu_v13_0_0_ppt.c: debug param 53, msg 75, resp 54).
 constexpr unsigned msg_reg = 66, arg_reg = 82, resp_reg = 90, dbg_param = 53, dbg_resp = 54, dbg_msg = 75;
 constexpr std::uint32_t debug_mode1_reset = 2;  // DEBUGSMC_MSG_Mode1Reset
@@ -31,11 +31,11 @@ std::uint32_t smu_v13::send(std::uint32_t msg, std::uint32_t arg, std::chrono::m
   c_.set_mp1(msg_reg, msg);
   std::uint32_t resp = 0;
   if (!wait_until([&] { return (resp = c_.mp1(resp_reg)) != 0; }, timeout))
-    throw device_error(str(c_.name(), ": SMU msg ", memory::hex{msg}, " (", msg_name(msg), ") timeout after ",
-                           timeout.count(), " ms (MP1 C2PMSG_90 = ", memory::hex{resp}, ")"));
+    throw device_error(str(c_.name(), ": SMU msg ", hex{msg}, " (", msg_name(msg), ") timeout after ",
+                           timeout.count(), " ms (MP1 C2PMSG_90 = ", hex{resp}, ")"));
   if (resp != 1)
-    throw device_error(str(c_.name(), ": SMU msg ", memory::hex{msg}, " (", msg_name(msg), ", argument ",
-                           memory::hex{arg}, ") failed: response ", memory::hex{resp}, " (1 is OK)"));
+    throw device_error(str(c_.name(), ": SMU msg ", hex{msg}, " (", msg_name(msg), ", argument ",
+                           hex{arg}, ") failed: response ", hex{resp}, " (1 is OK)"));
   return c_.mp1(arg_reg);
 }
 
@@ -61,7 +61,7 @@ void smu_v13::mode1_reset() {
     c_.set_mp1(arg_reg, 0);
     c_.set_mp1(msg_reg, smu_msg::mode1_reset);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // settle (appendix C)
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // settle (tinygrad/runtime/support/am/amdev.py)
 }
 
 void smu_v13::hw_init(std::uint64_t driver_table_mc) {

@@ -1,5 +1,5 @@
 // smu_v13.hpp: the SMU (MP1 13.x / 14.x) message mailbox: alive probe, mode-1 reset, driver table,
-// EnableAllSmuFeatures (appendix B step 4 and "SMU mailbox"; message ids agree on SMU 13.0.0 and
+// EnableAllSmuFeatures (tinygrad/runtime/support/am/amdev.py: AMDev and "SMU mailbox"; message ids agree on SMU 13.0.0 and
 // 14.0.2: Linux pm/swsmu/inc/pmfw_if/smu_v13_0_0_ppsmc.h, smu_v14_0_2_ppsmc.h).
 //
 //   tg::amd::smu_v13 smu(ctx);
@@ -29,7 +29,7 @@ class smu_v13 {
   std::uint32_t send(std::uint32_t msg, std::uint32_t arg) { return send(msg, arg, c_.opt.timeout); }
   // GetSmuVersion with a 100 ms timeout; alive when anything answered.
   bool is_alive();
-  // Mode-1 reset of the whole GPU (appendix B "Mode-1 reset"); sleeps 500 ms afterwards.
+  // Mode-1 reset of the whole GPU (tinygrad/runtime/support/am/amdev.py: AMDev); sleeps 500 ms afterwards.
   void mode1_reset();
   // SetDriverDramAddrHigh/Low of a 16 KiB boot table, then EnableAllSmuFeatures.
   void hw_init(std::uint64_t driver_table_mc);

@@ -1,5 +1,5 @@
 // soc21.hpp: the SOC-level bits of a gfx11 / gfx12 boot that belong to no IP block: the doorbell
-// aperture (appendix B step 4 "SOC") and PCI bus mastering around a mode-1 reset (facts 5.11).
+// aperture (tinygrad/runtime/support/am/amdev.py: AMDev "SOC") and PCI bus mastering around a mode-1 reset (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
 //
 //   tg::amd::soc21_set_bus_master(transport, false);
 //   smu.mode1_reset();

@@ -143,7 +143,7 @@ std::vector<std::filesystem::path> write_firmware_images(const std::filesystem::
                                                          std::uint64_t seed, firmware_options options) {
   std::filesystem::create_directories(dir);
   std::mt19937_64 rng(seed);
-  const bool has_spl = v.mp0.rfind("14_", 0) == 0;  // MP0 >= 14 loads an SPL table (appendix B)
+  const bool has_spl = v.mp0.rfind("14_", 0) == 0;  // MP0 >= 14 loads an SPL table (tinygrad/runtime/support/am/amdev.py: AMDev)
   const std::string gc = "gc_" + v.gc;
   const std::vector<std::pair<std::string, std::vector<std::byte>>> files = {
       {"psp_" + v.mp0 + "_sos.bin", psp_sos(rng, has_spl)},

@@ -10,6 +10,7 @@
 #include "drivers/emu/pci/emu_register_bar.hpp"
 #include "runtime/transport/pci/mapped_bar.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::emu {
 
@@ -164,10 +165,7 @@ std::string emu_pci_host::resource_text(const function& f) const {
   for (unsigned i = 0; i < 7; ++i) {  // BARs 0-5 and the expansion ROM, as sysfs lists them
     const std::uint64_t start = i < 6 ? f.config.bar_address(i) : 0, size = i < 6 ? f.config.bar_size(i) : 0;
     const std::uint64_t flags = size == 0 ? 0 : i == 0 ? flags_bar0 : flags_bar32;
-    char line[80];
-    std::snprintf(line, sizeof line, "0x%016llx 0x%016llx 0x%016llx\n", (unsigned long long)(size ? start : 0),
-                  (unsigned long long)(size ? start + size - 1 : 0), (unsigned long long)flags);
-    text += line;
+    text += str(hex{size ? start : 0, 16}, ' ', hex{size ? start + size - 1 : 0, 16}, ' ', hex{flags, 16}, '\n');
   }
   return text;
 }
@@ -175,18 +173,12 @@ std::string emu_pci_host::resource_text(const function& f) const {
 std::string emu_pci_host::read_text(const std::string& bus, const std::string& name) {
   std::lock_guard guard(mutex_);
   function& f = find(bus);
-  char buf[32];
-  if (name == "vendor" || name == "device") {
-    std::snprintf(buf, sizeof buf, "0x%04x\n", f.config.read(name == "vendor" ? 0x00 : 0x02, 2));
-    return buf;
-  }
-  if (name == "class") {
-    std::snprintf(buf, sizeof buf, "0x%06x\n", f.config.read(0x08, 4) >> 8);
-    return buf;
-  }
+  if (name == "vendor" || name == "device") return str(hex{f.config.read(name == "vendor" ? 0x00 : 0x02, 2), 4}, '\n');
+  if (name == "class") return str(hex{f.config.read(0x08, 4) >> 8, 6}, '\n');
   if (name == "enable") return f.enabled ? "1\n" : "0\n";
   if (name == "resource") return resource_text(f);
   if (name == "resource0_resize") {  // the supported ReBAR sizes (bit n: 2^n MiB), as Linux prints them
+    char buf[32];
     std::snprintf(buf, sizeof buf, "%016llx\n", (unsigned long long)(f.config.read(rebar_cap_reg, 4) >> 4));
     return buf;
   }

@@ -3,7 +3,7 @@
 // resource0_resize, driver, reset), BARs mapped onto the GPU (BAR0 from its VRAM memfd, BAR2 and
 // BAR5 routed to its doorbells and registers), DMA memory with fake pagemap addresses
 // (emu_sysmem) and in-process lock files. The same pci_transport code that opens a real card
-// opens these (facts 10.1).
+// opens these (tinygrad's mock GPU (test/mockgpu/amd)).
 //
 //   auto host = std::make_shared<tg::emu::emu_pci_host>();
 //   tg::emu::gpu& g = host->add_gpu("0000:c3:00.0", {.gen = tg::emu::gfx_gen::gfx11}, 0x744C);

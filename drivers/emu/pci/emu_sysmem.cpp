@@ -6,13 +6,11 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runtime/memory/address.hpp"
 #include "runtime/transport/pci/host_dma_region.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::emu {
-
-using memory::hex;
 
 // One allocation: anonymous host pages, each registered with the emu_sysmem while it lives.
 class emu_dma_region final : public transport::dma_region {

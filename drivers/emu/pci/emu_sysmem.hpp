@@ -1,6 +1,6 @@
 // emu_sysmem.hpp: host memory the emulated GPU reaches as system memory, with made-up bus
-// addresses: the emulated PCI host's stand-in for locked pages and /proc/self/pagemap (facts
-// 8.3, 10.1).
+// addresses: the emulated PCI host's stand-in for locked pages and /proc/self/pagemap
+// (Linux Documentation/admin-guide/mm/pagemap.rst).
 //
 // Each 4 KiB page of an allocation gets its own bus address, counted up from 0x1'0000'0000 with
 // a one-page gap after every page, so no two pages are contiguous on the bus: a driver that

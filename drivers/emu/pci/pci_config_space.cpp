@@ -7,14 +7,12 @@
 
 #include <bit>
 
-#include "runtime/memory/address.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::emu {
 
 namespace {
-
-using memory::hex;
 
 // Type-0 header offsets (PCI Local Bus spec 3.0, section 6.1; pci_regs.h spells the same names).
 constexpr std::uint32_t vendor_id_reg = 0x00, command_reg = 0x04, class_rev_reg = 0x08, header_reg = 0x0C;

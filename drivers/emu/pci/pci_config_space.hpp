@@ -2,7 +2,7 @@
 // header), as the emulated PCI host (fake sysfs `config`) and the emulated ASM2464 bridge (config
 // TLPs to bus 4) both serve it.
 //
-// What a driver can observe (facts 7.5, 8.2, 10.6):
+// What a driver can observe (tinygrad/runtime/support/usb.py; Linux Documentation/PCI/sysfs-pci.rst):
 //   - vendor 0x1002 and the device id; class code 0x030000 (VGA); COMMAND (IO, MEMORY, MASTER);
 //   - BARs: 0 = VRAM (64-bit, prefetchable), 2 = doorbells (32-bit), 5 = MMIO (32-bit). Sizing
 //     works as on hardware: writing all-ones and reading back gives ~(size - 1) | type bits, in

@@ -1,9 +1,9 @@
 // bridge_config.hpp: what the emulated ASM2464 bridge is told (identity, modelled limits) and
 // what it counts (stats), kept apart from the bridge so tests and benchmarks can name them.
 //
-// The limits are the real bridge's, on by default (facts 7.8, 9.3, Appendix C):
+// The limits are the real bridge's, on by default (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.pyppendix C):
 //   - 0xF0 streaming PCIe writes move ~3.6 MB/s (seed 002's measurement);
-//   - the 0xF2 SRAM path moves ~300 MB/s (the 294-323 MB/s copy-in of facts 7.8);
+//   - the 0xF2 SRAM path moves ~300 MB/s (the 294-323 MB/s copy-in of tinygrad/runtime/support/usb.py);
 //   - a transfer whose modelled duration exceeds the caller's timeout times out, having moved
 //     what the model moves in that time;
 //   - one 0xF0 streaming write larger than wedge_stream_bytes wedges the firmware.
@@ -34,11 +34,11 @@ enum class time_mode {
 struct bridge_limits {
   bool enabled = true;  // false: every transfer is instant, nothing times out or wedges
   time_mode time = time_mode::virtual_time;
-  double stream_write_bytes_per_s = 3.6e6;  // 0xF0 mode 1 + bulk OUT (seed 002, facts 7.8)
-  // 0xF0 mode 2 + bulk IN: not measured anywhere (facts 7.8); a read TLP waits for its
+  double stream_write_bytes_per_s = 3.6e6;  // 0xF0 mode 1 + bulk OUT (seed 002, tinygrad/runtime/support/usb.py)
+  // 0xF0 mode 2 + bulk IN: not measured anywhere (tinygrad/runtime/support/usb.py); a read TLP waits for its
   // completion, so assume no faster than the write path.
   double stream_read_bytes_per_s = 3.6e6;
-  double sram_bytes_per_s = 300e6;  // 0xF2 + bulk OUT / IN (facts 7.8: 294-323 MB/s copy-in)
+  double sram_bytes_per_s = 300e6;  // 0xF2 + bulk OUT / IN (tinygrad/runtime/support/usb.py: 294-323 MB/s copy-in)
   // Each USB request (control or bulk) costs this much on top of its bytes: a USB 3 bus
   // round trip. An assumption, not a measurement; 0 turns it off.
   std::chrono::nanoseconds request_latency{std::chrono::microseconds(20)};
@@ -53,12 +53,12 @@ struct bridge_limits {
 
 struct bridge_config {
   std::uint8_t bus = 1, address = 2;  // usb:<bus>-<address>
-  std::uint16_t vendor_id = 0xADD1, product_id = 0x0001;  // custom firmware (facts 7.1)
+  std::uint16_t vendor_id = 0xADD1, product_id = 0x0001;  // custom firmware (tinygrad/runtime/support/usb.py)
   std::string product = "custom ASM2464 (tg emulator)";   // iProduct 2; must start "custom"
   bool kernel_driver_attached = false;  // what kernel_driver_active(0) reports until detached
   bool link_trains = true;  // false: 0xF3(1) powers the PHY but the link never reaches L0
   // Config TLPs to buses 1..4 are forwarded only through bridges whose secondary/subordinate
-  // bus numbers cover them, as on hardware (facts 7.5 step 1 programs them first).
+  // bus numbers cover them, as on hardware (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py programs them first).
   bool route_config_by_bus_numbers = true;
   // The GPU function on bus 4; by default derived from the gpu (VRAM size, device id by gen).
   std::optional<pci_function_config> gpu_function;

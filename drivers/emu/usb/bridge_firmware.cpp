@@ -1,5 +1,5 @@
 // bridge_firmware.cpp: the emulated bridge firmware's EP0 requests: standard descriptors and the
-// vendor requests of facts 7.3 (see bridge_firmware.hpp). Data phases live in bridge_firmware_data.cpp.
+// vendor requests of tinygrad/runtime/support/usb.py (see bridge_firmware.hpp). Data phases live in bridge_firmware_data.cpp.
 #include "drivers/emu/usb/bridge_firmware.hpp"
 
 #include <algorithm>
@@ -16,7 +16,7 @@ constexpr std::uint8_t get_descriptor_request = 6;
 constexpr std::uint8_t read_xdata_request = 0xE4, write_xdata_request = 0xE5, tlp_request = 0xF0,
                        sram_request = 0xF2, power_request = 0xF3;
 constexpr std::uint16_t ltssm_address = 0xB450;
-constexpr std::uint8_t ltssm_l0 = 0x78;       // facts 7.6: link up
+constexpr std::uint8_t ltssm_l0 = 0x78;       // tinygrad/runtime/support/usb.py: link up
 constexpr std::uint8_t ltssm_detect = 0x01;   // powered, not trained: any value but 0x78 (our pick)
 
 pci_function_config function_of(gpu& g, const bridge_config& config) {
@@ -132,7 +132,7 @@ transfer_result bridge_firmware::power_pcie(std::uint16_t value) {
   return ok(0);
 }
 
-// 0xF0 OUT: 12 bytes (address low, address high, value), mode in wIndex (facts 7.3, 7.4).
+// 0xF0 OUT: 12 bytes (address low, address high, value), mode in wIndex (tinygrad/runtime/support/usb.py).
 transfer_result bridge_firmware::issue_tlp(const setup_packet& s, std::span<std::byte> data) {
   if (data.size() != 12) return stall();
   std::uint32_t words[3];

@@ -1,4 +1,4 @@
-// bridge_firmware.hpp: the ASM2464's custom firmware as the host sees it over USB (facts 7.2-7.4,
+// bridge_firmware.hpp: the ASM2464's custom firmware as the host sees it over USB (tinygrad/runtime/support/usb.py-7.4,
 // 7.6, 7.10): EP0 requests (standard descriptors and the vendor requests 0xE4, 0xE5, 0xF0,
 // 0xF2, 0xF3) and the data phases on bulk OUT 0x02 / bulk IN 0x81 that 0xF0 and 0xF2 arm.
 //
@@ -114,7 +114,7 @@ class bridge_firmware {
   pcie_fabric fabric_;
   link_clock clock_;
   std::array<std::uint8_t, 0x10000> xram_{};  // XDATA outside the windows
-  bool pcie_powered_ = false;                  // the custom firmware boots with PCIe off (facts 7.3)
+  bool pcie_powered_ = false;                  // the custom firmware boots with PCIe off (tinygrad/runtime/support/usb.py)
   std::array<std::byte, 8> completion_{};      // what the next 0xF0 IN returns
   std::optional<stream_arm> stream_;
   std::optional<sram_arm> sram_;

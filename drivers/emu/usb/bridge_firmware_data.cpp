@@ -86,7 +86,7 @@ transfer_result bridge_firmware::stream_write(const stream_arm& arm, std::span<c
 }
 
 // An over-limit stream: the firmware takes data up to its limit and stops servicing USB, so
-// the transfer times out whatever its timeout (facts 7.12: 5000 ms did not help) and every
+// the transfer times out whatever its timeout (tinygrad/runtime/support/usb.py: 5000 ms did not help) and every
 // later request does too, until a USB reset.
 transfer_result bridge_firmware::wedge(std::uint64_t bytes, milliseconds timeout) {
   wedged_ = true;
@@ -147,7 +147,7 @@ usb_status bridge_firmware::set_configuration(int configuration) {
 
 usb_status bridge_firmware::set_interface_alt_setting(int interface, int alt_setting) {
   if (wedged_) return time_out(standard_request_timeout).status;
-  if (interface != 0) return stall().status;  // one interface (facts 7.2)
+  if (interface != 0) return stall().status;  // one interface (tinygrad/runtime/support/usb.py)
   stats_.setup.alt_setting = alt_setting;
   return ok(0).status;
 }

@@ -1,5 +1,5 @@
 // bridge_port.hpp: the type-1 (PCI-to-PCI bridge) config header of one of the ASM2464's own
-// ports, buses 0..3 (facts 7.1, 7.5). Software programs the bus numbers, memory windows and
+// ports, buses 0..3 (tinygrad/runtime/support/usb.py). Software programs the bus numbers, memory windows and
 // COMMAND; the bridge forwards config TLPs to the buses its secondary..subordinate range covers.
 //
 //   bridge_port p;

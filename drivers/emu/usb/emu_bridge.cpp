@@ -13,7 +13,7 @@ using transport::usb::usb_status;
 
 namespace {
 
-constexpr std::uint8_t bulk_out_endpoint = 0x02, bulk_in_endpoint = 0x81;  // facts 7.2
+constexpr std::uint8_t bulk_out_endpoint = 0x02, bulk_in_endpoint = 0x81;  // tinygrad/runtime/support/usb.py
 
 // Everything but an armed SRAM read completes when submitted.
 class completed_transfer final : public async_transfer {

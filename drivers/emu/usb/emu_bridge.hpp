@@ -1,8 +1,8 @@
 // emu_bridge.hpp: an emulated ASM2464 USB-to-PCIe bridge with the custom firmware, in front of an
 // emulated GPU: a transport::usb::usb_backend that the USB transport uses instead of libusb, and
-// the GPU's system_bus for the bridge's SRAM windows (facts 7, 10.6, 10.7).
+// the GPU's system_bus for the bridge's SRAM windows (tinygrad/runtime/support/usb.py; tinygrad's mock GPU (test/mockgpu/amd)).
 //
-// What it models beyond the reference's mock (facts 10.7): the bridge's bandwidths and the
+// What it models beyond the reference's mock (tinygrad's mock GPU (test/mockgpu/amd)): the bridge's bandwidths and the
 // caller's timeouts (bridge_config.hpp), link training, config routing through the bridge
 // ports' bus numbers, the armed SRAM read released by a GPU write to cq_buf + 12, and the
 // wedge of seed 002 (an over-limit 0xF0 stream, or abandon_mid_stream()) that only a USB reset

@@ -8,7 +8,7 @@ namespace tg::emu::usb {
 
 namespace {
 
-constexpr unsigned gpu_bus = 4;  // facts 7.1: bridge buses 0..3, the GPU on bus 4
+constexpr unsigned gpu_bus = 4;  // tinygrad/runtime/support/usb.py: bridge buses 0..3, the GPU on bus 4
 
 std::uint32_t load32(std::span<const std::byte> bytes, std::size_t at) {
   std::uint32_t v;

@@ -1,5 +1,5 @@
 // pcie_fabric.hpp: the PCIe side of the emulated ASM2464: its four bridge ports (buses 0..3),
-// the link to the GPU and the GPU's function on bus 4 (facts 7.1, 7.4, 7.5).
+// the link to the GPU and the GPU's function on bus 4 (tinygrad/runtime/support/usb.py).
 //
 // Config TLPs go to a bridge port's type-1 header or the GPU's pci_config_space; anything else
 // (another device or function, a Type 0 to a bus other than 0, a bus no bridge forwards to)
@@ -28,7 +28,7 @@
 
 namespace tg::emu::usb {
 
-// Completion status codes (facts 7.3, 0xF0 IN byte 4 bits 7:5).
+// Completion status codes (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.pyxF0 IN byte 4 bits 7:5).
 inline constexpr std::uint8_t completion_success = 0, completion_unsupported = 1;
 
 struct config_target {

@@ -5,12 +5,10 @@
 #include <cstring>
 #include <utility>
 
-#include "runtime/memory/address.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::emu::usb {
-
-using memory::hex;
 
 sram_windows::sram_windows()
     : sram_(sram_window.size), sys_buf_(sys_buf_window.size), cq_buf_(cq_buf_window.size) {}

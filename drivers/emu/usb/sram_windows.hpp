@@ -1,4 +1,4 @@
-// sram_windows.hpp: the bridge memory both sides reach (facts 7.6, 10.6): the host through XDATA
+// sram_windows.hpp: the bridge memory both sides reach (tinygrad/runtime/support/usb.py; tinygrad's mock GPU (test/mockgpu/amd)): the host through XDATA
 // (0xE4/0xE5, and 0xF2 bulk streams into the SRAM), the GPU through PCIe bus addresses.
 //
 //   XDATA 0xF000 <-> bus 0x200000  512 KiB SRAM (32 slots of 16 KiB; XDATA reaches its first 4 KiB)
@@ -43,7 +43,7 @@ inline constexpr std::uint64_t sram_slot_bytes = 16 * 1024;
 inline constexpr window sram_window{0xF000, 0x200000, sram_bytes, 0x1000};
 inline constexpr window sys_buf_window{0xA000, 0x820000, 0x1000, 0x1000};
 inline constexpr window cq_buf_window{0xB800, 0x822000, 0x1000, 0x1000};
-inline constexpr std::uint64_t release_bus_address = 0x822000 + 12;  // cq_buf + 12 (facts 7.6, 7.10)
+inline constexpr std::uint64_t release_bus_address = 0x822000 + 12;  // cq_buf + 12 (tinygrad/runtime/support/usb.py)
 
 enum class release_wait { released, timed_out, cancelled };
 

@@ -1,5 +1,5 @@
-// benchmark.hpp: --benchmark: per-token decode timing in tinygrad's line format (llm-facts
-// §5.2), then prefill and decode rates.
+// benchmark.hpp: --benchmark: per-token decode timing in tinygrad's line format
+// (tinygrad/llm/cli.py: main), then prefill and decode rates.
 #pragma once
 #include <ostream>
 

@@ -2,9 +2,9 @@
 // local simplification (constant folding, x+0, x*1, ...). Works at compile time and at run
 // time; tg::lower and the hand-written kernel builder both build through it.
 #pragma once
-#include <bit>
 #include <cstdint>
 #include <vector>
+#include <tg/ast/hash.hpp>
 #include <tg/ast/node.hpp>
 
 namespace tg::ast {
@@ -143,7 +143,7 @@ class builder {
   // Hash-consing: open addressing over node indices, rebuilt when half full.
   constexpr int add(const node& n) {
     if (table_.size() < 2 * (nodes.size() + 1)) rehash(4 * (nodes.size() + 16));
-    std::size_t mask = table_.size() - 1, h = hash(n) & mask;
+    std::size_t mask = table_.size() - 1, h = std::size_t(ast::hash(n)) & mask;
     while (table_[h] != none) {
       if (nodes[table_[h]] == n) return table_[h];
       h = (h + 1) & mask;
@@ -158,20 +158,10 @@ class builder {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const node& n = nodes[i];
       if (n.o == op::range || n.o == op::store || is_reduce(n.o)) continue;  // never shared
-      std::size_t h = hash(n) & (size - 1);
+      std::size_t h = std::size_t(ast::hash(n)) & (size - 1);
       while (table_[h] != none) h = (h + 1) & (size - 1);
       table_[h] = int(i);
     }
-  }
-  static constexpr std::size_t hash(const node& n) {
-    std::uint64_t h = 1469598103934665603ull;
-    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-    mix(std::uint64_t(n.o));
-    mix(std::uint64_t(n.dt));
-    for (auto s : n.src) mix(std::uint64_t(std::int64_t(s)));
-    mix(std::uint64_t(n.arg));
-    mix(std::bit_cast<std::uint64_t>(n.value));
-    return std::size_t(h);
   }
 
   std::vector<int> table_;

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
+#include <tg/core/error.hpp>
 
 namespace tg {
 
@@ -48,6 +50,13 @@ struct dim {
   // The largest value the dim can take (for sizing buffers and loop bounds).
   constexpr std::int64_t max_value() const { return symbolic ? coef * sym.hi : coef; }
   constexpr std::int64_t min_value() const { return symbolic ? coef * sym.lo : coef; }
+  // The value once the symbols are bound: symbol vars[i] takes values[i] (a plan's variables).
+  constexpr std::int64_t value(std::span<const symbol> vars, std::span<const std::int64_t> values) const {
+    if (!symbolic) return coef;
+    for (std::size_t i = 0; i < vars.size() && i < values.size(); ++i)
+      if (vars[i] == sym) return coef * values[i];
+    throw usage_error(str("dim: no value is bound for variable '", sym.name.view(), "'"));
+  }
 };
 
 constexpr dim operator*(symbol s, std::int64_t c) { return dim(c, s); }

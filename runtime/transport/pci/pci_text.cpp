@@ -6,13 +6,6 @@
 
 namespace tg::transport::pci {
 
-std::ostream& operator<<(std::ostream& out, hex h) {
-  const auto flags = out.flags();
-  out << "0x" << std::hex << h.value;
-  out.flags(flags);
-  return out;
-}
-
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }

@@ -1,5 +1,5 @@
 // pci_text.hpp: reading the text sysfs gives for a PCI device: hex numbers ("0x1002\n") and the
-// `resource` table (one "start end flags" line per BAR, facts 8.2), plus hex formatting for messages.
+// `resource` table (one "start end flags" line per BAR, Linux Documentation/PCI/sysfs-pci.rst); messages print numbers with tg::hex.
 //
 //   std::optional<std::uint64_t> vendor = parse_hex(os.read_text(bus, "vendor"));  // 0x1002
 //   std::vector<bar_region> bars = parse_resource(os.read_text(bus, "resource"));
@@ -13,14 +13,11 @@
 #include <string_view>
 #include <vector>
 
+#include <tg/core/hex.hpp>
+
 #include "runtime/transport/transport.hpp"
 
 namespace tg::transport::pci {
-
-struct hex {
-  std::uint64_t value;
-};
-std::ostream& operator<<(std::ostream& out, hex h);
 
 // A hex number with or without "0x", surrounded by optional whitespace; nullopt otherwise.
 std::optional<std::uint64_t> parse_hex(std::string_view text);

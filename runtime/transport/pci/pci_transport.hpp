@@ -1,6 +1,6 @@
 // pci_transport.hpp: a GPU on the host's PCI bus, owned from user space through Linux sysfs:
 // config space through `config`, BARs mapped from `resourceN`, DMA memory from locked host pages
-// (facts 8.1-8.3). VFIO (facts 8.1) is not implemented: sysfs only.
+// (Linux Documentation/PCI/sysfs-pci.rst-8.3). VFIO (Linux Documentation/PCI/sysfs-pci.rst) is not implemented: sysfs only.
 //
 // Opening does what the reference does, in its order: take the lock file am_<bus>.lock, check
 // write access to `enable`, refuse (or, with unbind_driver, unbind) a bound kernel driver, grow
@@ -9,7 +9,7 @@
 //
 //   auto os = std::make_shared<tg::transport::pci::posix_pci_os>();
 //   tg::transport::pci::pci_transport t(os, "0000:03:00.0");
-//   std::uint32_t memsize_mib = t.bar(5).read32(0xDE3 * 4);        // RCC_CONFIG_MEMSIZE (facts 2.10)
+//   std::uint32_t memsize_mib = t.bar(5).read32(0xDE3 * 4);        // RCC_CONFIG_MEMSIZE (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
 //   std::unique_ptr<tg::transport::pci::pci_transport> first = open_pci_device(os, 0);
 //
 // Errors: device_error with what to do (another process holds the lock, no permission, a
@@ -28,7 +28,7 @@ struct pci_open_options {
   // Write the bus id to <dev>/driver/unbind when a kernel driver holds the device, instead of
   // failing with instructions. Off by default: it takes the GPU away from the desktop.
   bool unbind_driver = false;
-  // Grow BAR0 through resource0_resize before mapping it (facts 8.2).
+  // Grow BAR0 through resource0_resize before mapping it (Linux Documentation/PCI/sysfs-pci.rst).
   bool resize_bar0 = true;
 };
 

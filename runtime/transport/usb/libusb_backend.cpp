@@ -1,6 +1,6 @@
 // libusb_backend.cpp: usb_backend over libusb-1.0: one context, device listing, sync transfers,
 // and async transfers from a small pool of libusb_transfer objects whose events are pumped by
-// whoever waits (facts 7.2, 7.9). No policy: statuses go up unchanged for usb_device to explain.
+// whoever waits (tinygrad/runtime/support/usb.py). No policy: statuses go up unchanged for usb_device to explain.
 //
 //   std::unique_ptr<usb_backend> usb = make_libusb_backend();
 //   auto handle = usb->open(usb->list().front());

@@ -1,4 +1,4 @@
-// link.cpp: PCIe power and link check through XDATA 0xB450 (facts 7.6, 7.7).
+// link.cpp: PCIe power and link check through XDATA 0xB450 (tinygrad/runtime/support/usb.py).
 //
 //   bring_up_link(dev);
 //
@@ -6,9 +6,9 @@
 #include "runtime/transport/usb/link.hpp"
 
 #include "runtime/transport/usb/bridge_requests.hpp"
-#include "runtime/transport/usb/hex.hpp"
 #include "runtime/transport/usb/xdata.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::transport::usb {
 
@@ -23,8 +23,8 @@ void bring_up_link(usb_device& dev) {
   set_pcie_power(dev, true);
   std::uint8_t ltssm = read_ltssm(dev);
   if (ltssm != ltssm_link_up)
-    throw device_error(str(dev.name(), ": PCIe link not up (LTSSM=", hex(ltssm, 2), ", expected ",
-                           hex(ltssm_link_up, 2), " after PCIe power-on request 0xF3); custom firmware not ready: "
+    throw device_error(str(dev.name(), ": PCIe link not up (LTSSM=", upper_hex(ltssm, 2), ", expected ",
+                           upper_hex(ltssm_link_up, 2), " after PCIe power-on request 0xF3); custom firmware not ready: "
                            "check the GPU's power cable, then replug the dock"));
 }
 

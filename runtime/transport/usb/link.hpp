@@ -1,9 +1,9 @@
-// link.hpp: the bridge's PCIe link: power (0xF3) and bring-up (facts 7.3, 7.7 step 1).
+// link.hpp: the bridge's PCIe link: power (0xF3) and bring-up (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py).
 //
 //   bring_up_link(dev);   // LTSSM 0x78 already, or after one power-on; device_error otherwise
 //
 // The custom firmware boots with PCIe off. There is deliberately no polling loop: the reference
-// tried one and reverted it (facts 7.7). Not thread-safe.
+// tried one and reverted it (tinygrad/runtime/support/usb.py). Not thread-safe.
 #pragma once
 #include <cstdint>
 

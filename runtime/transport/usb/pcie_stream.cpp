@@ -1,4 +1,4 @@
-// pcie_stream.cpp: chunked mode-1 / mode-2 streams (facts 7.4).
+// pcie_stream.cpp: chunked mode-1 / mode-2 streams (tinygrad/runtime/support/usb.py).
 //
 //   stream_write(dev, address, bytes, limits);
 //
@@ -9,9 +9,9 @@
 #include <array>
 
 #include "runtime/transport/usb/bridge_requests.hpp"
-#include "runtime/transport/usb/hex.hpp"
 #include "runtime/transport/usb/tlp.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::transport::usb {
 namespace {
@@ -21,8 +21,8 @@ constexpr std::uint16_t stream_value(std::uint8_t fmt) { return std::uint16_t(fm
 
 void check_alignment(const usb_device& dev, const char* what, std::uint64_t address, std::size_t bytes) {
   if (address % 4 != 0 || bytes % 4 != 0)
-    throw usage_error(str(dev.name(), ": PCIe memory ", what, " of ", bytes, " bytes at ", hex(address),
-                          ": address and size must be multiples of 4 (facts 7.4)"));
+    throw usage_error(str(dev.name(), ": PCIe memory ", what, " of ", bytes, " bytes at ", upper_hex(address),
+                          ": address and size must be multiples of 4 (tinygrad/runtime/support/usb.py)"));
 }
 
 void start_stream(usb_device& dev, std::uint8_t fmt, tlp_mode mode, std::uint64_t address, std::size_t bytes) {
@@ -53,7 +53,7 @@ void stream_write(usb_device& dev, std::uint64_t address, std::span<const std::b
       start_stream(dev, tlp_fmt::memory_write64, tlp_mode::stream_write, address + done, n);
       dev.bulk_out(in.subspan(done, n), bulk_timeout(limits, n));
     } catch (const device_error& e) {
-      throw device_error(str(e.what(), "; while writing PCIe memory at ", hex(address + done)));
+      throw device_error(str(e.what(), "; while writing PCIe memory at ", upper_hex(address + done)));
     }
     done += n;
   }
@@ -67,7 +67,7 @@ void stream_read(usb_device& dev, std::uint64_t address, std::span<std::byte> ou
       start_stream(dev, tlp_fmt::memory_read64, tlp_mode::stream_read, address + done, n);
       dev.bulk_in(out.subspan(done, n), bulk_timeout(limits, n));
     } catch (const device_error& e) {
-      throw device_error(str(e.what(), "; while reading PCIe memory at ", hex(address + done)));
+      throw device_error(str(e.what(), "; while reading PCIe memory at ", upper_hex(address + done)));
     }
     done += n;
   }

@@ -1,4 +1,4 @@
-// sram.cpp: 0xF2 SRAM writes and armed reads (facts 7.3, 7.9, 7.10).
+// sram.cpp: 0xF2 SRAM writes and armed reads (tinygrad/runtime/support/usb.py).
 //
 //   sram_write(dev, 16 * 1024, bytes);
 //
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "runtime/transport/usb/bridge_requests.hpp"
-#include "runtime/transport/usb/hex.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::transport::usb {
 namespace {
@@ -18,7 +18,7 @@ constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v 
 
 void check_sram_range(const usb_device& dev, const char* what, std::uint64_t offset, std::uint64_t bytes) {
   if (offset % sram_slot_bytes != 0 || bytes == 0 || offset > sram_bytes || bytes > sram_bytes - offset)
-    throw usage_error(str(dev.name(), ": SRAM ", what, " of ", bytes, " bytes at offset ", hex(offset),
+    throw usage_error(str(dev.name(), ": SRAM ", what, " of ", bytes, " bytes at offset ", upper_hex(offset),
                           ": needs a start on a 16 KiB slot and 1..", sram_bytes, " bytes inside the SRAM"));
 }
 

@@ -1,4 +1,4 @@
-// tlp.cpp: mode-0 TLPs over 0xF0, completion decoding and the retry loop (facts 7.3, 7.4).
+// tlp.cpp: mode-0 TLPs over 0xF0, completion decoding and the retry loop (tinygrad/runtime/support/usb.py).
 //
 //   issue_tlp(dev, tlp_fmt::config_read1, config_address(4, 0, 0, 0), 0, 4);
 //
@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "runtime/transport/usb/bridge_requests.hpp"
-#include "runtime/transport/usb/hex.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::transport::usb {
 namespace {
@@ -27,8 +27,8 @@ const char* tlp_name(std::uint8_t fmt) {
 }
 
 std::string tlp_what(const usb_device& dev, std::uint8_t fmt, std::uint64_t address, unsigned size) {
-  return str(dev.name(), ": PCIe ", tlp_name(fmt), " (fmt ", hex(fmt, 2), ") of ", size, " bytes at ",
-             hex(address, 8));
+  return str(dev.name(), ": PCIe ", tlp_name(fmt), " (fmt ", upper_hex(fmt, 2), ") of ", size, " bytes at ",
+             upper_hex(address, 8));
 }
 
 void put_le32(std::byte* p, std::uint32_t v) {
@@ -81,7 +81,7 @@ std::uint32_t issue_tlp(usb_device& dev, std::uint8_t fmt, std::uint64_t address
     if (c.return_status == 0) break;
     if (attempt == retry.retries)
       throw device_error(str(tlp_what(dev, fmt, address, size), ": TLP error after retries (return status ",
-                             hex(c.return_status, 2), " on each of ", attempt + 1, " attempts)"));
+                             upper_hex(c.return_status, 2), " on each of ", attempt + 1, " attempts)"));
     std::this_thread::sleep_for(retry.pause);
   }
   if (c.status != 0)

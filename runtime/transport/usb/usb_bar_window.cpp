@@ -1,4 +1,4 @@
-// usb_bar_window.cpp: BAR accesses as PCIe memory streams (facts 7.4).
+// usb_bar_window.cpp: BAR accesses as PCIe memory streams (tinygrad/runtime/support/usb.py).
 //
 //   window.write32(offset, value);
 //
@@ -7,17 +7,17 @@
 
 #include <array>
 
-#include "runtime/transport/usb/hex.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::transport::usb {
 
 void usb_bar_window::check(const char* what, std::uint64_t offset, std::uint64_t bytes) const {
   if (offset % 4 != 0 || bytes % 4 != 0)
-    throw usage_error(str(dev_->name(), ": BAR", index_, " ", what, " of ", bytes, " bytes at offset ", hex(offset),
+    throw usage_error(str(dev_->name(), ": BAR", index_, " ", what, " of ", bytes, " bytes at offset ", upper_hex(offset),
                           ": offset and size must be multiples of 4"));
   if (offset > region_.size || bytes > region_.size - offset)
-    throw usage_error(str(dev_->name(), ": BAR", index_, " ", what, " of ", bytes, " bytes at offset ", hex(offset),
+    throw usage_error(str(dev_->name(), ": BAR", index_, " ", what, " of ", bytes, " bytes at offset ", upper_hex(offset),
                           " leaves the BAR (", region_.size, " bytes)"));
 }
 

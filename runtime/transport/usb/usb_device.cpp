@@ -1,5 +1,5 @@
 // usb_device.cpp: bridge discovery, the open sequence with its recovery, and transfers that turn
-// every non-ok status into a device_error naming what was asked (facts 7.1, 7.2, 9.3).
+// every non-ok status into a device_error naming what was asked (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py).
 //
 //   usb_device dev = open_usb_device(backend, find_usb_bridge(backend, ""));
 //
@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "runtime/transport/usb/bridge_requests.hpp"
-#include "runtime/transport/usb/hex.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 #include <tg/log.hpp>
 
 namespace tg::transport::usb {
@@ -30,13 +30,13 @@ std::string outcome(usb_status s, std::chrono::milliseconds timeout) {
 
 std::string control_what(const std::string& device, std::uint8_t request_type, std::uint8_t request,
                          std::uint16_t value, std::uint16_t index, std::size_t size) {
-  return str(device, ": control ", hex(request, 2), " (", request_name(request), ") ",
-             (request_type & 0x80) ? "IN" : "OUT", " wValue=", hex(value, 4), " wIndex=", hex(index, 4), " of ",
+  return str(device, ": control ", upper_hex(request, 2), " (", request_name(request), ") ",
+             (request_type & 0x80) ? "IN" : "OUT", " wValue=", upper_hex(value, 4), " wIndex=", upper_hex(index, 4), " of ",
              size, " bytes");
 }
 
 std::string bulk_what(const std::string& device, std::uint8_t endpoint, std::size_t size) {
-  return str(device, ": bulk ", (endpoint & 0x80) ? "IN " : "OUT ", hex(endpoint, 2), " of ", size, " bytes");
+  return str(device, ": bulk ", (endpoint & 0x80) ? "IN " : "OUT ", upper_hex(endpoint, 2), " of ", size, " bytes");
 }
 
 // A string descriptor is bLength, bDescriptorType (3), then UTF-16LE code units. The firmware's
@@ -73,7 +73,7 @@ std::vector<transport::device_entry> list_usb_bridges(usb_backend& backend) {
   for (const usb_device_info& d : backend.list()) {
     if (!is_usb_bridge(d)) continue;
     out.push_back({transport_kind::usb, usb_device_name(d), 0, 0,
-                   str("ASM2464 bridge ", hex(d.vendor_id, 4), ":", hex(d.product_id, 4))});
+                   str("ASM2464 bridge ", upper_hex(d.vendor_id, 4), ":", upper_hex(d.product_id, 4))});
   }
   return out;
 }
@@ -157,7 +157,7 @@ usb_device open_usb_device(usb_backend& backend, const usb_device_info& info, co
     throw device_error(str(name, ": reading the product string failed: ", to_string(s)));
   if (s != usb_status::ok) {
     // A process that died mid-transfer can leave the firmware deaf even to standard requests on
-    // EP0 (facts 9.3); a port reset is the only cure short of a replug.
+    // EP0 (tinygrad/runtime/support/am/amdev.py); a port reset is the only cure short of a replug.
     if (log)
       log(str("bridge ", name, " did not answer (probably left mid-transfer by a process that crashed); "
               "resetting the USB device"));
@@ -166,7 +166,7 @@ usb_device open_usb_device(usb_backend& backend, const usb_device_info& info, co
   }
   if (s != usb_status::ok)
     throw device_error(str(name, ": reading the product string (GET_DESCRIPTOR wValue=",
-                           hex(0x0300 | info.product_string_index, 4), " wIndex=0x0409) failed even after a USB "
+                           upper_hex(0x0300 | info.product_string_index, 4), " wIndex=0x0409) failed even after a USB "
                            "reset: ", to_string(s), "; the bridge is wedged: unplug and replug the dock, or "
                            "power-cycle it"));
   if (product.rfind("custom", 0) != 0 && product.rfind("AS2462", 0) != 0)

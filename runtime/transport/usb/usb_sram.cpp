@@ -1,5 +1,5 @@
 // usb_sram.cpp: the SRAM allocator, DMA regions and the staging window over the bridge SRAM
-// (facts 7.6, 7.9, 7.10).
+// (tinygrad/runtime/support/usb.py).
 //
 //   region.write(0, bytes);
 //
@@ -9,17 +9,17 @@
 #include <array>
 
 #include "runtime/transport/usb/bridge_requests.hpp"
-#include "runtime/transport/usb/hex.hpp"
 #include "runtime/transport/usb/sram.hpp"
 #include "runtime/transport/usb/xdata.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::transport::usb {
 namespace {
 
 constexpr std::uint64_t page_bytes = 4096;
 
-// sys_buf (facts 7.6): XDATA 0xA000 <-> PCIe 0x820000; the copy-in drain fence is the u64 at +0x800.
+// sys_buf (tinygrad/runtime/support/usb.py): XDATA 0xA000 <-> PCIe 0x820000; the copy-in drain fence is the u64 at +0x800.
 constexpr std::uint16_t xdata_sys_buf = 0xA000;
 constexpr std::uint64_t sys_buf_bus_address = 0x820000;
 constexpr std::uint64_t copy_fence_offset = 0x800;
@@ -29,7 +29,7 @@ constexpr std::uint64_t xdata_sram_bytes = 0x10000 - xdata_sram;
 
 void require_xdata_reach(const usb_device& dev, const char* what, std::uint64_t sram_offset, std::uint64_t bytes) {
   if (sram_offset + bytes > xdata_sram_bytes)
-    throw usage_error(str(dev.name(), ": DMA ", what, " of ", bytes, " bytes at SRAM offset ", hex(sram_offset),
+    throw usage_error(str(dev.name(), ": DMA ", what, " of ", bytes, " bytes at SRAM offset ", upper_hex(sram_offset),
                           ": the host reaches the SRAM byte-wise only in its first 4 KiB; start bulk writes on a "
                           "16 KiB slot, and read larger data through the staging window"));
 }
@@ -83,7 +83,7 @@ std::vector<std::uint64_t> usb_dma_region::page_bus_addresses() const {
 
 void usb_dma_region::check(const char* what, std::uint64_t offset, std::uint64_t bytes) const {
   if (offset > size_ || bytes > size_ - offset)
-    throw usage_error(str(dev_->name(), ": DMA ", what, " of ", bytes, " bytes at offset ", hex(offset),
+    throw usage_error(str(dev_->name(), ": DMA ", what, " of ", bytes, " bytes at offset ", upper_hex(offset),
                           " leaves the region (", size_, " bytes)"));
 }
 

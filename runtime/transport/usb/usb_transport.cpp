@@ -1,14 +1,14 @@
-// usb_transport.cpp: the device_transport over the bridge (facts 7.2, 7.5, 7.7).
+// usb_transport.cpp: the device_transport over the bridge (tinygrad/runtime/support/usb.py).
 //
 //   auto gpu = open_usb_transport(backend, "");
 //
 // Not thread-safe.
 #include "runtime/transport/usb/usb_transport.hpp"
 
-#include "runtime/transport/usb/hex.hpp"
 #include "runtime/transport/usb/link.hpp"
 #include "runtime/transport/usb/pcie_enumerate.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::transport::usb {
 namespace {
@@ -57,7 +57,7 @@ transport_limits usb_transport::limits() const {
 
 void usb_transport::check_config_access(const char* what, std::uint32_t offset, unsigned bytes) const {
   if ((bytes != 1 && bytes != 2 && bytes != 4) || offset % bytes != 0 || offset + bytes > 4096)
-    throw usage_error(str(name(), ": config ", what, " of ", bytes, " bytes at ", hex(offset, 3),
+    throw usage_error(str(name(), ": config ", what, " of ", bytes, " bytes at ", upper_hex(offset, 3),
                           ": needs 1, 2 or 4 bytes, aligned, inside the 4 KiB config space"));
 }
 

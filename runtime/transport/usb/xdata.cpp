@@ -1,4 +1,4 @@
-// xdata.cpp: XDATA reads (0xE4) and byte writes (0xE5), facts 7.3.
+// xdata.cpp: XDATA reads (0xE4) and byte writes (0xE5), tinygrad/runtime/support/usb.py.
 //
 //   read_xdata(dev, 0xB450, one_byte);
 //
@@ -8,15 +8,15 @@
 #include <algorithm>
 
 #include "runtime/transport/usb/bridge_requests.hpp"
-#include "runtime/transport/usb/hex.hpp"
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 namespace tg::transport::usb {
 namespace {
 
 void check_range(const usb_device& dev, const char* what, std::uint32_t address, std::size_t bytes) {
   if (std::uint64_t(address) + bytes > 0x10000)
-    throw usage_error(str(dev.name(), ": XDATA ", what, " of ", bytes, " bytes at ", hex(address, 4),
+    throw usage_error(str(dev.name(), ": XDATA ", what, " of ", bytes, " bytes at ", upper_hex(address, 4),
                           " leaves the 64 KiB XDATA space"));
 }
 

@@ -1,5 +1,5 @@
 // xdata.hpp: the bridge's 64 KiB XDATA space (its 8051's memory) over vendor requests 0xE4 (read,
-// up to 255 bytes a request) and 0xE5 (write one byte a request) (facts 7.3, 7.6).
+// up to 255 bytes a request) and 0xE5 (write one byte a request) (tinygrad/runtime/support/usb.py).
 //
 //   std::uint8_t ltssm = read_xdata_byte(dev, 0xB450);   // 0x78: PCIe link up
 //   write_xdata(dev, 0xA800, zeros8);                     // eight 0xE5 requests
@@ -16,7 +16,7 @@
 
 namespace tg::transport::usb {
 
-// The most bytes one 0xE4 request returns (the reference's limit, facts 7.3).
+// The most bytes one 0xE4 request returns (the reference's limit, tinygrad/runtime/support/usb.py).
 inline constexpr std::size_t xdata_read_max = 255;
 
 void read_xdata(usb_device& dev, std::uint32_t address, std::span<std::byte> out);

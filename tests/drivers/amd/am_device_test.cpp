@@ -100,7 +100,7 @@ void check_release_mem(amd::am_device& dev) {
   queue::cmd_buffer cb;
   queue::pm4::emit_release_mem(cb, {.gcr = queue::pm4::release_gcr_flush,
                                     .data = queue::pm4::data_sel::value32,
-                                    .address = queue::gpu_va{target.va.value + 64},
+                                    .address = target.va + 64,
                                     .value = 0x600DF00D});
   const queue::submission s = dev.compute().submit(cb);
   dev.compute().wait(s, 5000ms);
@@ -182,7 +182,7 @@ TEST_CASE("am_device boots gfx12 behind the emulated USB bridge within its trans
     CHECK(dev.info().kind == transport::transport_kind::usb);
     CHECK(dev.info().gfx_target == "gfx1200");
     CHECK_FALSE(dev.info().warm_boot);
-    // The PSP got its firmware through bridge memory mapped into the GPU VA (facts 7.7 step 4).
+    // The PSP got its firmware through bridge memory mapped into the GPU VA (tinygrad/runtime/support/usb.py; tinygrad/runtime/ops_amd.py: AMDCopyQueue).
     CHECK(m.device().psp().sos_alive);
     check_allocations(dev);
     check_copies(dev, 3);
@@ -203,7 +203,7 @@ TEST_CASE("am_device boots gfx12 behind the emulated USB bridge within its trans
   CHECK(m.bridge()->stats().largest_stream_write <= chunk);
 }
 
-// Copy-in over USB is the pipeline of facts 7.9: 256 KiB windows (payload 256 KiB - 4), a
+// Copy-in over USB is the pipeline of tinygrad/runtime/support/usb.py: 256 KiB windows (payload 256 KiB - 4), a
 // sentinel per chunk, SDMA draining one window while the host fills the other.
 TEST_CASE("copy-in behind the USB bridge streams 256 KiB windows and is bit-exact at every chunk boundary") {
   emu::emulated_machine m(machine_config(emu::gfx_gen::gfx12, emu::emulated_bus::usb));
@@ -256,7 +256,7 @@ TEST_CASE("a second am_device on one usb_transport boots fully again (mode-1 res
 }
 
 // No ReBAR: BAR0 stays at the emulated card's initial 256 MiB, so discovery reads the table at
-// the end of VRAM through MM_INDEX (bit 31) / MM_INDEX_HI / MM_DATA (facts 8.2).
+// the end of VRAM through MM_INDEX (bit 31) / MM_INDEX_HI / MM_DATA (Linux Documentation/PCI/sysfs-pci.rst).
 TEST_CASE("with a small BAR0, page tables and CPU-visible memory stay inside it and copies bounce through DMA") {
   emu::emulated_machine m(machine_config(emu::gfx_gen::gfx11, emu::emulated_bus::pci));
   transport::system_buses buses = m.buses();
@@ -296,7 +296,7 @@ TEST_CASE("a page fault on the copy queue names the queue and the address, and r
   amd::am_device dev(*t, options_for(m));
   queue::cmd_buffer cb;
   const std::uint64_t bad = 0x3000'0000'0000ull;  // above the VA window: never mapped
-  queue::sdma::emit_const_fill(cb, queue::gpu_va{bad}, 0, 4096);
+  queue::sdma::emit_const_fill(cb, memory::gpu_va{bad}, 0, 4096);
   dev.copy().submit(cb);
   CHECK_THROWS_WITH_AS(dev.copy().synchronize(3000ms), doctest::Contains("queue sdma0: GPU page fault at VA 0x"),
                        device_error);
@@ -313,7 +313,7 @@ TEST_CASE("a page fault on the compute queue names the queue and the address, an
   queue::cmd_buffer cb;
   queue::pm4::emit_release_mem(cb, {.gcr = queue::pm4::release_gcr_flush,
                                     .data = queue::pm4::data_sel::value32,
-                                    .address = queue::gpu_va{0x3000'0000'0000ull},  // never mapped
+                                    .address = memory::gpu_va{0x3000'0000'0000ull},  // never mapped
                                     .value = 1});
   const queue::submission s = dev.compute().submit(cb);
   CHECK_THROWS_WITH_AS(dev.compute().wait(s, 3000ms), doctest::Contains("queue compute0: GPU page fault at VA 0x"),

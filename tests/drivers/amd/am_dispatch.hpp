@@ -12,7 +12,7 @@ namespace tg::test {
 inline queue::cmd_buffer one_group_dispatch(amd::am_device& dev, const amd::allocation& code, const amd::allocation& kernargs,
                                             std::uint32_t kernarg_bytes) {
   namespace pm4 = queue::pm4;
-  const pm4::kernel_summary k{.entry = queue::gpu_va{code.va.value},
+  const pm4::kernel_summary k{.entry = code.va,
                               .group_segment_bytes = 0,
                               .kernarg_bytes = kernarg_bytes,
                               .rsrc1 = 0,
@@ -21,7 +21,7 @@ inline queue::cmd_buffer one_group_dispatch(amd::am_device& dev, const amd::allo
                               .code_properties = pm4::kcp_kernarg_segment_ptr | pm4::kcp_wavefront_size32};
   queue::cmd_buffer cb;
   pm4::emit_dispatch(cb, k, {.gfx = dev.gfx(), .workgroups = {1, 1, 1}, .workgroup_size = {64, 1, 1},
-                             .kernargs = queue::gpu_va{kernargs.va.value}, .scratch = dev.scratch()});
+                             .kernargs = kernargs.va, .scratch = dev.scratch()});
   return cb;
 }
 

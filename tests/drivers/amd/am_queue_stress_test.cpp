@@ -75,8 +75,6 @@ struct session {
   amd::am_device dev;
 };
 
-queue::gpu_va qva(memory::gpu_va va) { return {va.value}; }
-
 std::uint32_t read32(amd::am_device& dev, const amd::allocation& a, std::uint64_t offset = 0) {
   std::uint32_t v = 0;
   dev.copy_out(std::as_writable_bytes(std::span(&v, 1)), a, offset);
@@ -125,7 +123,7 @@ queue::queue_memory bar0_view(session& s, const amd::allocation& a) {
   std::byte* bar0 = s.t->bar(0).mapping();
   REQUIRE(bar0 != nullptr);
   REQUIRE(a.cpu_visible);
-  return {{bar0 + a.pa.value, a.bytes}, qva(a.va)};
+  return {{bar0 + a.pa.value, a.bytes}, a.va};
 }
 
 }  // namespace
@@ -138,7 +136,7 @@ TEST_CASE_TEMPLATE("an SDMA copy and a compute dispatch run through am_device's 
   for (std::size_t i = 0; i < bytes; ++i) in[i] = std::byte(i * 7 + 3);
   s.dev.copy_in(src, 0, in);
   queue::cmd_buffer cb;
-  queue::sdma::emit_copy_linear(cb, qva(dst.va), qva(src.va), bytes);
+  queue::sdma::emit_copy_linear(cb, dst.va, src.va, bytes);
   s.dev.copy().submit(cb);
 
   increment_kernel inc(s);
@@ -206,7 +204,7 @@ TEST_CASE("1,000 recorded submissions through the 8 KiB compute ring behind the 
   amd::allocation done_mem = s.dev.allocate(4096);
   // A signal the test only reads back with copy_out; its memory view is never dereferenced here.
   std::vector<std::byte> unused(queue::gpu_signal::size_bytes);
-  const queue::gpu_signal done("graph", "done", {unused, qva(done_mem.va)});
+  const queue::gpu_signal done("graph", "done", {unused, done_mem.va});
 
   queue::cmd_buffer recorded = inc.dispatch(s.dev);
   const std::size_t value_dword = recorded.size() + queue::pm4_signal_value_dword;
@@ -257,7 +255,7 @@ TEST_CASE_TEMPLATE("a page fault during a dispatch names compute0 and the addres
   const std::string error = device_error_of([&] { s.dev.synchronize(10s); });
   const auto took = std::chrono::steady_clock::now() - t0;
   INFO(error);
-  CHECK(error.find("queue compute0: GPU page fault at VA " + str(memory::hex{bad.value / 4096 * 4096})) !=
+  CHECK(error.find("queue compute0: GPU page fault at VA " + str(tg::hex{bad.value / 4096 * 4096})) !=
         std::string::npos);
   CHECK(error.find("(read") != std::string::npos);  // the kernel's first access, its load
   CHECK(took < 5s);  // found by the queue's wait hook, not by the timeout
@@ -312,7 +310,7 @@ TEST_CASE("a frozen SDMA queue fails synchronize within its timeout naming sdma0
   s.dev.copy_in(a, 0, std::as_bytes(std::span(&marker, 1)));
   s.gpu().freeze_engine(emu::engine_id::sdma, true);
   queue::cmd_buffer cb;
-  queue::sdma::emit_copy_linear(cb, qva(b.va), qva(a.va), 4096);
+  queue::sdma::emit_copy_linear(cb, b.va, a.va, 4096);
   s.dev.copy().submit(cb);
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -330,7 +328,7 @@ TEST_CASE("a frozen SDMA queue fails synchronize within its timeout naming sdma0
   s.gpu().freeze_engine(emu::engine_id::sdma, false);
   amd::allocation c = s.dev.allocate(4096);
   queue::cmd_buffer fill;
-  queue::sdma::emit_const_fill(fill, qva(c.va), 0x77777777u, 4096);
+  queue::sdma::emit_const_fill(fill, c.va, 0x77777777u, 4096);
   s.dev.copy().submit(fill);
   s.dev.synchronize(5s);
   CHECK(read32(s.dev, c, 4092) == 0x77777777u);
@@ -471,7 +469,7 @@ TEST_CASE("allocating until VRAM is full fails cleanly: the error names the size
   const amd::allocation& from = first.allocations.front();
   const amd::allocation& to = first.allocations.back();
   queue::cmd_buffer cb;
-  queue::sdma::emit_copy_linear(cb, qva(to.va), qva(from.va), mark_bytes);
+  queue::sdma::emit_copy_linear(cb, to.va, from.va, mark_bytes);
   s.dev.copy().submit(cb);
   s.dev.synchronize(5s);
   std::vector<std::byte> copied(mark_bytes);

@@ -30,7 +30,7 @@
 namespace fs = std::filesystem;
 using namespace tg::amd;
 using tg::usage_error;
-using tg::queue::gpu_va;
+using tg::memory::gpu_va;
 namespace pm4 = tg::queue::pm4;
 
 

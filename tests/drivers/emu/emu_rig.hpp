@@ -1,6 +1,6 @@
 // emu_rig.hpp: a small test driver for the emulated GPU: real page tables in its VRAM, the TLB
-// flush of facts 2.7 through MMIO, and compute and SDMA rings set up and fed through registers
-// and doorbells as facts 4.10, 4.11 and 5.2-5.5 describe. Test-only: the runtime's own ring code
+// flush of tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c through MMIO, and compute and SDMA rings set up and fed through registers
+// and doorbells as tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c-5.5 describe. Test-only: the runtime's own ring code
 // lives in runtime/queue.
 #pragma once
 #include <bit>
@@ -19,10 +19,8 @@
 namespace tg::emu::test {
 
 inline constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
-inline constexpr gpu_va va_base{std::uint64_t{1} << 45};  // the reference's window (facts 2.1)
+inline constexpr gpu_va va_base{std::uint64_t{1} << 45};  // the reference's window (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
 inline constexpr std::uint64_t va_size = std::uint64_t{1} << 44;
-
-inline queue::gpu_va qva(gpu_va va) { return {va.value}; }  // runtime/queue's address type
 
 // n seeded random bytes, for copies checked bit for bit.
 inline std::vector<std::byte> random_bytes(std::size_t n, unsigned seed) {
@@ -40,7 +38,7 @@ struct gfx12 {
   static constexpr gfx_gen gen = gfx_gen::gfx12;
 };
 
-// The hub TLB flush of facts 2.7: HDP flush, MM hub (semaphore, request, ack, release), GC hub.
+// The hub TLB flush of tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c: HDP flush, MM hub (semaphore, request, ack, release), GC hub.
 class hub_flush final : public memory::tlb_invalidator {
  public:
   explicit hub_flush(gpu& g) : g_(g) {}
@@ -64,11 +62,11 @@ class hub_flush final : public memory::tlb_invalidator {
   std::size_t flushes = 0;
 
  private:
-  static constexpr std::uint32_t req_vmid0 = 0x00F80001;  // facts 2.7 step b
+  static constexpr std::uint32_t req_vmid0 = 0x00F80001;  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
   void poll(std::uint32_t reg, std::uint32_t bit) {
     for (int i = 0; i < 100; ++i)
       if (g_.read_register(reg) & bit) return;
-    throw device_error(str("hub_flush: register ", memory::hex{reg}, " never showed bit ", bit));
+    throw device_error(str("hub_flush: register ", tg::hex{reg}, " never showed bit ", bit));
   }
   gpu& g_;
 };
@@ -88,7 +86,7 @@ class emu_rig {
     program_vm();
   }
 
-  // VM_CONTEXT0 as the driver programs it (facts 2.1, 2.3).
+  // VM_CONTEXT0 as the driver programs it (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
   void program_vm() {
     const gc_registers& r = g.chip().gc_reg;
     const std::uint64_t base = pt.root_table().value | 1, start = va_base.value >> 12,
@@ -132,7 +130,7 @@ class emu_rig {
   memory::page_table pt;
 };
 
-// Put values, the write-pointer shadow and the doorbell (facts 5.3): shared by both queue kinds.
+// Put values, the write-pointer shadow and the doorbell (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c): shared by both queue kinds.
 class ring_writer {
  public:
   buffer ring, gart;  // the ring, and the page holding the read-pointer write-back and wptr shadow
@@ -171,7 +169,7 @@ class ring_writer {
   std::uint64_t put_ = 0;  // in the queue's unit
 };
 
-// The PM4 queue of MEC1 pipe 0 queue 0 (facts 5.4): doorbell 0x18, rptr at gart + 128, wptr
+// The PM4 queue of MEC1 pipe 0 queue 0 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c): doorbell 0x18, rptr at gart + 128, wptr
 // shadow at gart + 56, pointers in dwords.
 class pm4_ring : public ring_writer {
  public:
@@ -203,8 +201,8 @@ class pm4_ring : public ring_writer {
   std::uint64_t rptr() { return rig_.load64(gart, rptr_at); }  // the CP's write-back, dwords
 };
 
-// SDMA0 queue 0 (facts 4.11): doorbell 0x800, rptr write-back at gart + 0, wptr shadow at gart + 8,
-// pointers in bytes. submit() keeps each batch contiguous, padding the tail with NOPs (facts 4.10).
+// SDMA0 queue 0 (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c): doorbell 0x800, rptr write-back at gart + 0, wptr shadow at gart + 8,
+// pointers in bytes. submit() keeps each batch contiguous, padding the tail with NOPs (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c).
 class sdma_ring : public ring_writer {
  public:
   static constexpr std::uint64_t doorbell = 0x800, rptr_at = 0, wptr_at = 8;

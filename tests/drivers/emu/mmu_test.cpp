@@ -16,7 +16,7 @@ namespace {
 // SDMA copies 4 bytes from `from` to `to`, then fences; the access goes through the TLB.
 void copy_word(emu_rig& rig, sdma_ring& q, gpu_va to, gpu_va from) {
   cmd_buffer cb;
-  sdma::emit_copy_linear(cb, qva(to), qva(from), 4);
+  sdma::emit_copy_linear(cb, to, from, 4);
   q.submit(cb);
   rig.g.step_until_idle();
 }
@@ -76,8 +76,8 @@ TEST_CASE_TEMPLATE("an unmapped access is a fault with its address, in the recor
   buffer out = rig.alloc(4 * KiB), sig = rig.alloc(4 * KiB);
   const gpu_va hole = va_base + (std::uint64_t{1} << 40) + 0x5678;
   cmd_buffer cb;
-  sdma::emit_copy_linear(cb, qva(out.va), qva(hole), 64);
-  sdma::emit_fence(cb, qva(sig.va), 1);
+  sdma::emit_copy_linear(cb, out.va, hole, 64);
+  sdma::emit_fence(cb, sig.va, 1);
   q.submit(cb);
   rig.g.step_until_idle();
 
@@ -92,7 +92,7 @@ TEST_CASE_TEMPLATE("an unmapped access is a fault with its address, in the recor
   CHECK(rig.g.sdma_queue()->halted);
 
   const gc_registers& r = rig.g.chip().gc_reg;
-  CHECK(rig.g.read_register(r.vm_fault_addr_lo) == std::uint32_t(hole.value >> 12));  // page number (facts 5.10)
+  CHECK(rig.g.read_register(r.vm_fault_addr_lo) == std::uint32_t(hole.value >> 12));  // page number (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
   CHECK(rig.g.read_register(r.vm_fault_addr_hi) == std::uint32_t(hole.value >> 44));
   CHECK(fault_field(rig, "CID") == 13);  // SDMA0
   CHECK(fault_field(rig, "RW") == 0);
@@ -119,7 +119,7 @@ TEST_CASE_TEMPLATE("a write fault names the CPC client and RW; a later fault onl
   const gpu_va first = va_base + (std::uint64_t{2} << 40), second = first + (std::uint64_t{1} << 30);
   cmd_buffer cb;
   tg::queue::pm4::release_mem r;
-  r.address = qva(first);
+  r.address = first;
   r.value = 1;
   tg::queue::pm4::emit_release_mem(cb, r);
   q.submit(cb);
@@ -128,7 +128,7 @@ TEST_CASE_TEMPLATE("a write fault names the CPC client and RW; a later fault onl
   CHECK(fault_field(rig, "RW") == 1);
 
   cmd_buffer cb2;
-  sdma::emit_fence(cb2, qva(second), 1);
+  sdma::emit_fence(cb2, second, 1);
   s.submit(cb2);
   rig.g.step_until_idle();
   CHECK(fault_field(rig, "MORE_FAULTS") == 1);
@@ -146,7 +146,7 @@ TEST_CASE_TEMPLATE("a write to a page mapped read-only is a permission fault", G
   const gpu_va va = rig.vas.allocate(4 * KiB);
   rig.pt.map(va, tg::memory::phys_chunk{rig.data.allocate(4 * KiB), 4 * KiB}, {.writable = false});
   cmd_buffer cb;
-  sdma::emit_fence(cb, qva(va), 1);
+  sdma::emit_fence(cb, va, 1);
   q.submit(cb);
   rig.g.step_until_idle();
   const auto faults = rig.g.faults();
@@ -176,7 +176,7 @@ TEST_CASE_TEMPLATE("the system aperture maps MC addresses straight to VRAM", G, 
   sdma_ring q(rig, 4 * KiB);
   const gc_registers& r = rig.g.chip().gc_reg;
   const std::uint64_t vram = rig.g.vram().size_bytes();
-  rig.g.write_register(r.system_aperture_low, 0);  // fb_base >> 18 .. fb_end >> 18 (facts 2.8)
+  rig.g.write_register(r.system_aperture_low, 0);  // fb_base >> 18 .. fb_end >> 18 (gc_11_0_0_sh_mask.h; gc_12_0_0_sh_mask.h)
   rig.g.write_register(r.system_aperture_high, std::uint32_t((vram - 1) >> 18));
   const gpu_pa pa = rig.data.allocate(4 * KiB);
   cmd_buffer cb;

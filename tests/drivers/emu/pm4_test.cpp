@@ -18,19 +18,19 @@ pm4::gfx_version gfx_of(gfx_gen g) { return g == gfx_gen::gfx11 ? pm4::gfx_versi
 void emit_signal(cmd_buffer& cb, gpu_va at, std::uint32_t value) {
   pm4::release_mem r;
   r.gcr = pm4::release_gcr_flush;
-  r.address = qva(at);
+  r.address = at;
   r.value = value;
-  pm4::emit_release_mem(cb, r);  // the reference's signal (facts 3.5)
+  pm4::emit_release_mem(cb, r);  // the reference's signal (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
 }
 
-// A kernel with only the kernarg pointer as user SGPRs (facts 6.4) at `code`.
+// A kernel with only the kernarg pointer as user SGPRs (llvm/docs/AMDGPUUsage.rst) at `code`.
 pm4::kernel_summary kernel_at(const tg::queue::reg_table& gc, gpu_va code) {
-  return {qva(code), 0, 32, 0, gc.encode("regCOMPUTE_PGM_RSRC2", {{"USER_SGPR", 2}}), 0,
+  return {code, 0, 32, 0, gc.encode("regCOMPUTE_PGM_RSRC2", {{"USER_SGPR", 2}}), 0,
           std::uint16_t(pm4::kcp_kernarg_segment_ptr | pm4::kcp_wavefront_size32)};
 }
 
 pm4::dispatch_args args_for(gfx_gen gen, std::uint32_t groups, gpu_va kernargs, gpu_va scratch) {
-  return {gfx_of(gen), {groups, 1, 1}, {256, 1, 1}, qva(kernargs), qva(scratch)};
+  return {gfx_of(gen), {groups, 1, 1}, {256, 1, 1}, kernargs, scratch};
 }
 
 }  // namespace
@@ -44,12 +44,12 @@ TEST_CASE_TEMPLATE("RELEASE_MEM writes 32-bit values, 64-bit values and timestam
   emit_signal(cb, sig.va, 7);
   pm4::release_mem r64;
   r64.data = pm4::data_sel::value64;
-  r64.address = qva(sig.va + 8);
+  r64.address = sig.va + 8;
   r64.value = 0x1122'3344'5566'7788ull;
   pm4::emit_release_mem(cb, r64);
   pm4::release_mem ts;
   ts.data = pm4::data_sel::gpu_clock;
-  ts.address = qva(sig.va + 16);
+  ts.address = sig.va + 16;
   pm4::emit_release_mem(cb, ts);
   pm4::release_mem irq;
   irq.data = pm4::data_sel::none;
@@ -68,7 +68,7 @@ TEST_CASE_TEMPLATE("RELEASE_MEM writes 32-bit values, 64-bit values and timestam
   CHECK(irqs[0].source == interrupt_source::cp_end_of_pipe);
   CHECK(irqs[0].context == 42);
   CHECK(rig.g.stats().release_mems == 4);
-  CHECK(q.rptr() == q.put());  // written back in dwords (facts 5.2)
+  CHECK(q.rptr() == q.put());  // written back in dwords (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
 }
 
 TEST_CASE_TEMPLATE("SET_SH_REG and SET_UCONFIG_REG land in the register file", G, gfx11, gfx12) {
@@ -94,7 +94,7 @@ TEST_CASE_TEMPLATE("WAIT_REG_MEM holds the queue until memory satisfies it; the 
   const nbio_registers& nb = rig.g.chip().nbio_reg;
   cmd_buffer cb;
   pm4::emit_write_wait_reg(cb, nb.hdp_flush_req, nb.hdp_flush_done, compare::greater_equal, 0xFFFF'FFFFu);
-  pm4::emit_wait_mem(cb, qva(sig.va), compare::greater_equal, 3);
+  pm4::emit_wait_mem(cb, sig.va, compare::greater_equal, 3);
   emit_signal(cb, sig.va + 8, 1);
   q.submit(cb);
   const std::uint64_t flushes = rig.g.stats().hdp_flushes;
@@ -170,14 +170,14 @@ TEST_CASE_TEMPLATE("an IB runs 1,000 times, patched between runs as a graph repl
   });
   cmd_buffer body;
   pm4::emit_dispatch(body, kernel_at(*rig.g.chip().gc_table, code.va), args_for(G::gen, 1, kargs.va, scratch.va));
-  const std::size_t value_dword = body.size() + 5;  // RELEASE_MEM DW5: data low (facts 3.5)
+  const std::size_t value_dword = body.size() + 5;  // RELEASE_MEM DW5: data low (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
   emit_signal(body, sig.va, 0);
   for (std::size_t i = 0; i < body.size(); ++i) rig.store32(ib, 4 * i, body[i]);
 
   for (std::uint32_t run = 1; run <= 1000; ++run) {
     rig.store32(ib, 4 * value_dword, run);  // patch, then replay
     cmd_buffer cb;
-    pm4::emit_indirect_buffer(cb, qva(ib.va), std::uint32_t(body.size()));
+    pm4::emit_indirect_buffer(cb, ib.va, std::uint32_t(body.size()));
     q.submit(cb);
     rig.g.step_until_idle();
     REQUIRE(rig.load32(sig, 0) == run);
@@ -238,7 +238,7 @@ TEST_CASE_TEMPLATE("a bad packet inside an IB is reported at its IB offset", G, 
   body.insert(body.end(), {pm4::type3_header(0xEE, 1), 0});
   for (std::size_t i = 0; i < body.size(); ++i) rig.store32(ib, 4 * i, body[i]);
   cmd_buffer cb;
-  pm4::emit_indirect_buffer(cb, qva(ib.va), std::uint32_t(body.size()));
+  pm4::emit_indirect_buffer(cb, ib.va, std::uint32_t(body.size()));
   q.submit(cb);
   rig.g.step_until_idle();
   const auto faults = rig.g.faults();
@@ -378,6 +378,6 @@ TEST_CASE("register_kernel refuses a program address COMPUTE_PGM_LO cannot hold"
   gpu g({.vram_bytes = 16 * MiB});
   CHECK_THROWS_WITH_AS(g.register_kernel(gpu_va{0x1000'0080}, [](dispatch_context&) {}),
                        "emu: kernel at 0x10000080 is not 256-byte aligned; COMPUTE_PGM_LO holds the address >> 8 "
-                       "(facts 3.10)",
+                       "(tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)",
                        tg::usage_error);
 }

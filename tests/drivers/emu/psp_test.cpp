@@ -1,4 +1,4 @@
-// psp_test.cpp: the emulated PSP driven as Appendix B step 4 describes: bootloader components,
+// psp_test.cpp: the emulated PSP driven as tinygrad/runtime/support/am/amdev.py: AMDev describes: bootloader components,
 // sOS alive, KM ring creation, a ring submit with its fence and response, and fault injection.
 #include <doctest/doctest.h>
 

@@ -25,9 +25,9 @@ TEST_CASE_TEMPLATE("COPY_LINEAR is bit-exact across 4 KiB pages and 2 MiB pages"
   cmd_buffer cb;
   // Odd offsets and lengths, so every copy crosses pages at unaligned points; 5 MiB splits into
   // two packets (4 MiB each at most, sdma.hpp copy_max_bytes).
-  sdma::emit_copy_linear(cb, qva(big.va + 3), qva(other.va + 5), 5 * MiB + 7);
-  sdma::emit_copy_linear(cb, qva(small.va + 4093), qva(big.va + (2 * MiB - 6001)), 12001);
-  sdma::emit_fence(cb, qva(signal.va), 1);
+  sdma::emit_copy_linear(cb, big.va + 3, other.va + 5, 5 * MiB + 7);
+  sdma::emit_copy_linear(cb, small.va + 4093, big.va + (2 * MiB - 6001), 12001);
+  sdma::emit_fence(cb, signal.va, 1);
   q.submit(cb);
   rig.g.step_until_idle();
 
@@ -48,7 +48,7 @@ TEST_CASE_TEMPLATE("CONST_FILL repeats the 32-bit pattern over a range that cros
   buffer dst = rig.alloc(3 * MiB);
   rig.write(dst, 0, std::vector<std::byte>(3 * MiB, std::byte{0xEE}));
   cmd_buffer cb;
-  sdma::emit_const_fill(cb, qva(dst.va + (2 * MiB - 8)), 0xA1B2C3D4u, 4 * KiB + 16);
+  sdma::emit_const_fill(cb, dst.va + (2 * MiB - 8), 0xA1B2C3D4u, 4 * KiB + 16);
   q.submit(cb);
   rig.g.step_until_idle();
 
@@ -65,10 +65,10 @@ TEST_CASE_TEMPLATE("FENCE writes 32 bits and leaves the signal's upper dword alo
   buffer signal = rig.alloc(4 * KiB);
   rig.store64(signal, 0, 0xDEAD'BEEF'0000'0000ull);
   cmd_buffer cb;
-  sdma::emit_fence(cb, qva(signal.va), 0x1234);
+  sdma::emit_fence(cb, signal.va, 0x1234);
   q.submit(cb);
   rig.g.step_until_idle();
-  CHECK(rig.load64(signal, 0) == 0xDEAD'BEEF'0000'1234ull);  // facts 4.3: only the low 32 bits
+  CHECK(rig.load64(signal, 0) == 0xDEAD'BEEF'0000'1234ull);  // tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c: only the low 32 bits
 }
 
 TEST_CASE_TEMPLATE("WRITE, TIMESTAMP and TRAP", G, gfx11, gfx12) {
@@ -77,9 +77,9 @@ TEST_CASE_TEMPLATE("WRITE, TIMESTAMP and TRAP", G, gfx11, gfx12) {
   buffer b = rig.alloc(4 * KiB);
   cmd_buffer cb;
   const std::uint32_t words[] = {1, 2, 3, 0xFFFFFFFFu};
-  sdma::emit_write(cb, qva(b.va + 4), words);
-  sdma::emit_timestamp(cb, qva(b.va + 64));
-  sdma::emit_timestamp(cb, qva(b.va + 72));
+  sdma::emit_write(cb, b.va + 4, words);
+  sdma::emit_timestamp(cb, b.va + 64);
+  sdma::emit_timestamp(cb, b.va + 72);
   sdma::emit_trap(cb, 0x0ABCDEF);
   q.submit(cb);
   rig.g.step_until_idle();
@@ -100,8 +100,8 @@ TEST_CASE_TEMPLATE("POLL_REGMEM holds the queue until memory satisfies it", G, g
   sdma_ring q(rig, 4 * KiB);
   buffer sig = rig.alloc(4 * KiB);
   cmd_buffer cb;
-  sdma::emit_poll_regmem(cb, qva(sig.va), compare::greater_equal, 5);
-  sdma::emit_fence(cb, qva(sig.va + 8), 77);
+  sdma::emit_poll_regmem(cb, sig.va, compare::greater_equal, 5);
+  sdma::emit_fence(cb, sig.va + 8, 77);
   q.submit(cb);
 
   run_summary r = rig.g.step_until_idle();
@@ -123,9 +123,9 @@ TEST_CASE_TEMPLATE("the SDMA ring wraps and its read pointer is written back in 
   buffer sig = rig.alloc(4 * KiB);
   for (std::uint32_t i = 1; i <= 100; ++i) {
     cmd_buffer cb;
-    sdma::emit_fence(cb, qva(sig.va), i);
-    sdma::emit_fence(cb, qva(sig.va + 4), 2 * i);
-    sdma::emit_write(cb, qva(sig.va + 8), std::vector<std::uint32_t>{i, i + 1, i + 2});
+    sdma::emit_fence(cb, sig.va, i);
+    sdma::emit_fence(cb, sig.va + 4, 2 * i);
+    sdma::emit_write(cb, sig.va + 8, std::vector<std::uint32_t>{i, i + 1, i + 2});
     q.submit(cb);  // 60 bytes; the tail gets NOPs when it does not fit
     rig.g.step_until_idle();
     REQUIRE(rig.load32(sig, 0) == i);
@@ -147,7 +147,7 @@ TEST_CASE_TEMPLATE("an SDMA packet that straddles the ring end is a fault, not a
   q.submit(pad);
   rig.g.step_until_idle();
   cmd_buffer cb;
-  sdma::emit_copy_linear(cb, qva(sig.va), qva(sig.va + 64), 4);  // 28 bytes
+  sdma::emit_copy_linear(cb, sig.va, sig.va + 64, 4);  // 28 bytes
   q.copy_in(cb);  // no padding: it wraps in the ring
   q.publish();
   rig.g.step_until_idle();
@@ -164,9 +164,9 @@ TEST_CASE_TEMPLATE("an unknown SDMA opcode is reported with its ring offset", G,
   sdma_ring q(rig, 4 * KiB);
   buffer sig = rig.alloc(4 * KiB);
   cmd_buffer cb;
-  sdma::emit_fence(cb, qva(sig.va), 1);
+  sdma::emit_fence(cb, sig.va, 1);
   cb.push_back(0x0000'00FEu);  // opcode 0xFE
-  sdma::emit_fence(cb, qva(sig.va), 2);
+  sdma::emit_fence(cb, sig.va, 2);
   q.submit(cb);
   rig.g.step_until_idle();
 
@@ -200,7 +200,7 @@ TEST_CASE_TEMPLATE("a doorbell ahead of the write-pointer shadow is reported", G
   sdma_ring q(rig, 4 * KiB);
   buffer sig = rig.alloc(4 * KiB);
   cmd_buffer cb;
-  sdma::emit_fence(cb, qva(sig.va), 9);
+  sdma::emit_fence(cb, sig.va, 9);
   q.copy_in(cb);
   rig.g.write_doorbell64(sdma_ring::doorbell, q.put());  // the shadow still says 0
   rig.g.step_until_idle();
@@ -215,13 +215,13 @@ TEST_CASE_TEMPLATE("an SDMA INDIRECT buffer runs and returns to the ring", G, gf
   sdma_ring q(rig, 4 * KiB);
   buffer ib = rig.alloc(4 * KiB), sig = rig.alloc(4 * KiB);
   cmd_buffer body;
-  sdma::emit_fence(body, qva(sig.va), 5);
-  sdma::emit_const_fill(body, qva(sig.va + 64), 0x01020304u, 64);
-  body.resize(16, 0);  // padded to 8 dwords (facts 4.9)
+  sdma::emit_fence(body, sig.va, 5);
+  sdma::emit_const_fill(body, sig.va + 64, 0x01020304u, 64);
+  body.resize(16, 0);  // padded to 8 dwords (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c)
   for (std::size_t i = 0; i < body.size(); ++i) rig.store32(ib, 4 * i, body[i]);
   cmd_buffer cb{0x0000'0004u, std::uint32_t(ib.va.value), std::uint32_t(ib.va.value >> 32),
-                std::uint32_t(body.size()), 0, 0};  // INDIRECT (facts 4.9)
-  sdma::emit_fence(cb, qva(sig.va + 4), 6);
+                std::uint32_t(body.size()), 0, 0};  // INDIRECT (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c)
+  sdma::emit_fence(cb, sig.va + 4, 6);
   q.submit(cb);
   rig.g.step_until_idle();
   REQUIRE(rig.g.faults().empty());

@@ -35,14 +35,14 @@ class test_bus final : public system_bus {
  private:
   std::byte* locate(std::uint64_t at, std::size_t n) {
     if (broken || at < base_ || at + n > base_ + mem_.size())
-      throw tg::device_error(tg::str("test_bus: nothing answers at ", tg::memory::hex{at}, " (+", n, ")"));
+      throw tg::device_error(tg::str("test_bus: nothing answers at ", tg::hex{at}, " (+", n, ")"));
     return host(at);
   }
   std::uint64_t base_;
   std::vector<std::byte> mem_;
 };
 
-constexpr std::uint64_t bus_base = 0x1'0000'0000;  // the mock's first fake PFN (facts 10.1)
+constexpr std::uint64_t bus_base = 0x1'0000'0000;  // the mock's first fake PFN (tinygrad's mock GPU (test/mockgpu/amd))
 
 // `bytes` of system pages at bus_base + offset, mapped at a fresh VA.
 gpu_va map_system(emu_rig& rig, std::uint64_t offset, std::uint64_t bytes) {
@@ -65,9 +65,9 @@ TEST_CASE_TEMPLATE("SDMA copies a system page into VRAM and back, and fences int
   std::memcpy(bus.host(bus_base + 100), data.data(), data.size());
 
   cmd_buffer cb;
-  sdma::emit_copy_linear(cb, qva(vram.va + 3), qva(sys + 100), data.size());          // in
-  sdma::emit_copy_linear(cb, qva(sys + 32 * KiB + 1), qva(vram.va + 3), data.size());  // and out again
-  sdma::emit_fence(cb, qva(sys + 60 * KiB), 0xC0FFEE);
+  sdma::emit_copy_linear(cb, vram.va + 3, sys + 100, data.size());          // in
+  sdma::emit_copy_linear(cb, sys + 32 * KiB + 1, vram.va + 3, data.size());  // and out again
+  sdma::emit_fence(cb, sys + 60 * KiB, 0xC0FFEE);
   q.submit(cb);
   rig.g.step_until_idle();
 
@@ -90,7 +90,7 @@ TEST_CASE_TEMPLATE("CONST_FILL and PM4 RELEASE_MEM reach system pages", G, gfx11
   {
     sdma_ring q(rig, 4 * KiB);
     cmd_buffer cb;
-    sdma::emit_const_fill(cb, qva(sys + 8), 0xA5A5A5A5u, 4096);
+    sdma::emit_const_fill(cb, sys + 8, 0xA5A5A5A5u, 4096);
     q.submit(cb);
     rig.g.step_until_idle();
   }
@@ -101,7 +101,7 @@ TEST_CASE_TEMPLATE("CONST_FILL and PM4 RELEASE_MEM reach system pages", G, gfx11
   pm4_ring q(rig, 4 * KiB);
   cmd_buffer cb;
   tg::queue::pm4::emit_release_mem(
-      cb, {.data = tg::queue::pm4::data_sel::value64, .address = qva(sys + 12 * KiB), .value = 0x1122334455667788ull});
+      cb, {.data = tg::queue::pm4::data_sel::value64, .address = sys + 12 * KiB, .value = 0x1122334455667788ull});
   q.submit(cb);
   rig.g.step_until_idle();
   REQUIRE(rig.g.faults().empty());
@@ -127,7 +127,7 @@ TEST_CASE_TEMPLATE("a system page is a fault when no bus is attached or the bus 
     rig.g.attach_system_bus(nullptr);
   }
   cmd_buffer cb;
-  sdma::emit_copy_linear(cb, qva(vram.va), qva(sys + 0x1234), 64);
+  sdma::emit_copy_linear(cb, vram.va, sys + 0x1234, 64);
   q.submit(cb);
   rig.g.step_until_idle();
 
@@ -138,7 +138,7 @@ TEST_CASE_TEMPLATE("a system page is a fault when no bus is attached or the bus 
   CHECK(faults[0].address == sys + 0x1234);
   CHECK_FALSE(faults[0].write);
   CHECK(rig.g.sdma_queue()->halted);
-  // Latched as any page fault: FAULT_ADDR holds the page number (facts 5.10).
+  // Latched as any page fault: FAULT_ADDR holds the page number (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
   const gc_registers& r = rig.g.chip().gc_reg;
   CHECK(rig.g.read_register(r.vm_fault_addr_lo) == std::uint32_t((sys.value + 0x1234) >> 12));
   CHECK(rig.g.read_register(r.vm_fault_status) != 0);

@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <thread>
 
 #include "tests/drivers/emu/emu_rig.hpp"
 #include "runtime/queue/pm4.hpp"
@@ -28,6 +27,16 @@ bool wait_signal(emu_rig& rig, const buffer& sig, std::uint64_t offset, std::uin
   return true;
 }
 
+// Waits until the compute queue reports being blocked on a wait packet; false after 5 s.
+bool wait_compute_blocked(emu_rig& rig) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    const auto q = rig.g.compute_queue();
+    if (q && q->waiting) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+  }
+}
+
 }  // namespace
 
 TEST_CASE_TEMPLATE("the worker runs queues as doorbells arrive while the host polls signals", G, gfx11, gfx12) {
@@ -38,8 +47,8 @@ TEST_CASE_TEMPLATE("the worker runs queues as doorbells arrive while the host po
   CHECK(rig.g.running());
   for (std::uint32_t i = 1; i <= 20; ++i) {
     cmd_buffer cb;
-    sdma::emit_const_fill(cb, qva(dst.va), i, 4 * MiB);
-    sdma::emit_fence(cb, qva(sig.va), i);
+    sdma::emit_const_fill(cb, dst.va, i, 4 * MiB);
+    sdma::emit_fence(cb, sig.va, i);
     q.submit(cb);
     REQUIRE(wait_signal(rig, sig, 0, i));
     REQUIRE(rig.load32(dst, 4 * MiB - 4) == i);  // the signal came after the data
@@ -56,16 +65,18 @@ TEST_CASE_TEMPLATE("compute waits on SDMA's signal across queues, under the work
   buffer sig = rig.alloc(4 * KiB);
   rig.g.start();
   cmd_buffer c;
-  pm4::emit_wait_mem(c, qva(sig.va), compare::greater_equal, 1);  // wait for the copy queue
+  pm4::emit_wait_mem(c, sig.va, compare::greater_equal, 1);  // wait for the copy queue
   pm4::release_mem r;
-  r.address = qva(sig.va + 8);
+  r.address = sig.va + 8;
   r.value = 2;
   pm4::emit_release_mem(c, r);
   compute.submit(c);
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // The worker took the doorbell and stopped at the wait: the release behind it has not run.
+  REQUIRE(wait_compute_blocked(rig));
   CHECK(rig.load32(sig, 8) == 0);
+  CHECK(rig.g.compute_queue()->waiting);
   cmd_buffer s;
-  sdma::emit_fence(s, qva(sig.va), 1);
+  sdma::emit_fence(s, sig.va, 1);
   copy.submit(s);
   CHECK(wait_signal(rig, sig, 8, 2));
   rig.g.stop();
@@ -79,7 +90,7 @@ TEST_CASE("a doorbell stored through a mapping of the doorbell page reaches the 
   REQUIRE(bar2 != MAP_FAILED);
   rig.g.start();
   cmd_buffer cb;
-  sdma::emit_fence(cb, qva(sig.va), 3);
+  sdma::emit_fence(cb, sig.va, 3);
   q.copy_in(cb);
   rig.store64(q.gart, sdma_ring::wptr_at, q.put());
   std::atomic_ref<std::uint64_t>(static_cast<std::uint64_t*>(bar2)[sdma_ring::doorbell / 8])

@@ -1,7 +1,7 @@
 // dequant_test.cpp: half/bfloat16 conversions and hand-built quant blocks with known values.
 //
 // The thorough check is dequant_golden_test.cpp (llama.cpp's own output); these cases pin the
-// layout rules of llm-facts.md §2.3 on blocks small enough to reason about by hand.
+// layout rules of ggml/src/ggml-common.h on blocks small enough to reason about by hand.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,7 +1,7 @@
 // gguf_fixtures_test.cpp: reading real GGUF files: the tiny models and the vocabularies.
 //
 // Expected values were read from the fixture files with an independent script and agree with
-// ../shared/fixtures/README.md (model shape, vocabulary sizes).
+// $TG_FIXTURES/README.md (model shape, vocabulary sizes).
 #include <doctest/doctest.h>
 
 #include <map>

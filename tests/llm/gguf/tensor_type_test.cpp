@@ -1,4 +1,4 @@
-// tensor_type_test.cpp: the type table matches llm-facts.md §2.1, and row sizes follow it.
+// tensor_type_test.cpp: the type table matches ggml's enum ggml_type and ggml-common.h, and row sizes follow it.
 #include <doctest/doctest.h>
 
 #include "llm/gguf/tensor_type.hpp"
@@ -10,7 +10,7 @@ constexpr bool layout_is(tensor_type t, std::uint32_t elems, std::uint32_t bytes
   return traits_of(t).block_elems == elems && traits_of(t).block_bytes == bytes;
 }
 
-// Block sizes as listed in llm-facts.md §2.1 (from ggml-common.h).
+// Block sizes as ggml/src/ggml-common.h defines them (its block_* structs).
 static_assert(layout_is(tensor_type::f32, 1, 4));
 static_assert(layout_is(tensor_type::f16, 1, 2));
 static_assert(layout_is(tensor_type::bf16, 1, 2));

@@ -1,4 +1,4 @@
-// reference_forward.cpp: the forward pass of llm-facts §3.2 written as directly as possible.
+// reference_forward.cpp: tinygrad/llm/model.py's Transformer.forward written as directly as possible.
 #include "tests/llm/model/reference_forward.hpp"
 
 #include <cmath>

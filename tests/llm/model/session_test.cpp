@@ -1,7 +1,8 @@
 // session_test.cpp: chunked prefill through session: the chunk plan (multiples of the
 // model's token tile first), logits that do not depend on how a prompt was cut (one chunk,
-// uneven chunks, token by token, a reused prefix), and the errors for empty or too long
-// prompts. On a small synthetic F32 llama, so every path is exact up to summation order.
+// uneven chunks, token by token, a reused prefix), how many tokens each prefill sends through
+// the model (transformer::tokens_forwarded: only the uncached ones), and the errors for empty
+// or too long prompts. On a small synthetic F32 llama, so every path is exact up to summation order.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -61,7 +62,9 @@ TEST_CASE("a prompt's last logits do not depend on how prefill cuts it, and a ca
   for (std::size_t i = 1; i < prompt.size(); ++i) want = one.decode(prompt[i]);
 
   tg::model::session s(m);
+  std::int64_t before = m.tokens_forwarded();
   auto got = s.prefill(prompt);  // chunks of 8, 4 and 1
+  CHECK(m.tokens_forwarded() - before == 13);
   CHECK(s.position() == 13);
   CHECK(std::equal(s.tokens().begin(), s.tokens().end(), prompt.begin(), prompt.end()));
   CHECK(max_diff(got, want) <= 1e-4);
@@ -70,13 +73,31 @@ TEST_CASE("a prompt's last logits do not depend on how prefill cuts it, and a ca
   // cache holds 0..8); the logits match a fresh session's.
   tg::model::session reuse(m);
   reuse.prefill(std::span(prompt).first(9));
-  CHECK(max_diff(reuse.prefill(prompt), got) <= 1e-4);
+  before = m.tokens_forwarded();
+  const auto reused = reuse.prefill(prompt);
+  CHECK(m.tokens_forwarded() - before == 4);
+  CHECK(max_diff(reused, got) <= 1e-4);
   CHECK(reuse.position() == 13);
+  // The same prompt again: everything is cached, but the last token is recomputed for its logits.
+  before = m.tokens_forwarded();
+  CHECK(max_diff(reuse.prefill(prompt), got) <= 1e-4);
+  CHECK(m.tokens_forwarded() - before == 1);
   // A prompt that diverges at token 5 drops the cache from there.
   auto other = prompt;
   other[5] = (other[5] + 1) % std::int32_t(m.config().vocab);
+  before = m.tokens_forwarded();
+  const auto diverged = reuse.prefill(other);
+  CHECK(m.tokens_forwarded() - before == 8);  // tokens 5..12
+  CHECK(reuse.position() == 13);
   tg::model::session fresh(m);
-  CHECK(max_diff(reuse.prefill(other), fresh.prefill(other)) <= 1e-4);
+  before = m.tokens_forwarded();
+  CHECK(max_diff(diverged, fresh.prefill(other)) <= 1e-4);
+  CHECK(m.tokens_forwarded() - before == 13);
+  // A decode step is one token.
+  before = m.tokens_forwarded();
+  fresh.decode(prompt[0]);
+  CHECK(m.tokens_forwarded() - before == 1);
+  CHECK(fresh.position() == 14);
 
   CHECK_THROWS_WITH_AS(s.prefill({}), "session::prefill: no tokens (a prompt needs at least one)", tg::usage_error);
   std::vector<std::int32_t> too_long(41, 1);

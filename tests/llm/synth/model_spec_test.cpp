@@ -24,7 +24,7 @@ TEST_CASE("architecture and weight format names parse back to themselves") {
   CHECK_THROWS_AS(parse_weight_format("Q3_K"), usage_error);
 }
 
-TEST_CASE("general.file_type follows llama.cpp's llama_ftype (llm-facts §1.5)") {
+TEST_CASE("general.file_type follows llama.cpp's llama_ftype (include/llama.h)") {
   CHECK(file_type_id(weight_format::f32) == 0);
   CHECK(file_type_id(weight_format::f16) == 1);
   CHECK(file_type_id(weight_format::q8_0) == 7);
@@ -102,7 +102,7 @@ TEST_CASE("validate names the field that is wrong") {
   }
 }
 
-TEST_CASE("use_more_bits picks llama.cpp's layers (llm-facts §2.4)") {
+TEST_CASE("use_more_bits picks llama.cpp's layers (src/llama-quant.cpp)") {
   auto layers = [](std::uint32_t n) {
     std::vector<std::uint32_t> out;
     for (std::uint32_t i = 0; i < n; ++i)
@@ -126,7 +126,7 @@ TEST_CASE("Q4_K_M puts the head and the use_more_bits layers' attn_v and ffn_dow
 }
 
 TEST_CASE("rows that are not whole K-quant blocks fall back as llama.cpp does") {
-  // Qwen2.5-0.5B's width 896 = 3.5 * 256 (llm-facts §2.4).
+  // Qwen2.5-0.5B's width 896 = 3.5 * 256 (its published config.json).
   CHECK(fallback_weight_type(tensor_type::q4_k, 896) == tensor_type::q5_0);
   CHECK(fallback_weight_type(tensor_type::q6_k, 896) == tensor_type::q8_0);
   CHECK(fallback_weight_type(tensor_type::q5_k, 896) == tensor_type::q5_1);

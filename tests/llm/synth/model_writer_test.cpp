@@ -39,7 +39,7 @@ model_spec small_spec(architecture arch, weight_format format = weight_format::f
   return spec;
 }
 
-// The shape of every tensor of `spec`, by name (llm-facts §1.6: {in, out} for matrices).
+// The shape of every tensor of `spec`, by name (gguf-py/gguf/constants.py: TENSOR_NAMES; {in, out} for matrices).
 std::map<std::string, std::vector<std::uint64_t>> expected_shapes(const model_spec& spec, std::uint64_t vocab) {
   const model_dims& d = spec.dims;
   const std::uint64_t hd = d.resolved_head_dim(), q = hd * d.n_head, kv = hd * d.n_head_kv;
@@ -71,7 +71,7 @@ std::map<std::string, std::vector<std::uint64_t>> expected_shapes(const model_sp
   return s;
 }
 
-// The keys a loader needs (llm-facts §1.5).
+// The keys a loader needs (gguf-py/gguf/constants.py: Keys).
 std::vector<std::string> required_keys(const model_spec& spec) {
   const std::string a(architecture_name(spec.arch));
   std::vector<std::string> keys{"general.architecture", a + ".context_length", a + ".embedding_length",

@@ -25,7 +25,7 @@ std::vector<std::int64_t> integers_of(const gguf::meta_value& v) {
 
 }  // namespace
 
-TEST_CASE("the byte-level vocabulary maps every byte as GPT-2 does (llm-facts §4.1)") {
+TEST_CASE("the byte-level vocabulary maps every byte as GPT-2's bytes_to_unicode does") {
   const vocabulary v = byte_level_vocabulary(architecture::llama);
   const std::vector<std::string> tokens = strings_of(*v.find("tokenizer.ggml.tokens"));
   REQUIRE(tokens.size() >= 256);

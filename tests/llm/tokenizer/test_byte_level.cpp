@@ -7,7 +7,7 @@
 
 namespace bl = tg::tokenizer::byte_level;
 
-TEST_CASE("byte-level mapping spells space, newline and DEL as in llm-facts 4.1") {
+TEST_CASE("byte-level mapping spells space, newline and DEL as GPT-2's bytes_to_unicode does") {
   CHECK(bl::encode(" ") == "\xC4\xA0");       // U+0120
   CHECK(bl::encode("\n") == "\xC4\x8A");      // U+010A
   CHECK(bl::encode("\x7F") == "\xC4\xA1");    // U+0121

@@ -32,14 +32,14 @@ TEST_CASE("templates are recognized by the markers they contain") {
   CHECK_FALSE(recognize_chat_template("<|user|>\n{{ content }}").has_value());
 }
 
-TEST_CASE("a one-message Llama 3 prompt matches llm-facts 4.7") {
+TEST_CASE("a one-message Llama 3 prompt matches tinygrad's FallbackTemplate") {
   const chat_template t(chat_style::llama3, "<|begin_of_text|>", "<|eot_id|>");
   CHECK(t.render(hi) ==
         "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
         "<|start_header_id|>assistant<|end_header_id|>\n\n");
 }
 
-TEST_CASE("a one-message ChatML prompt matches llm-facts 4.7") {
+TEST_CASE("a one-message ChatML prompt matches tinygrad's FallbackTemplate") {
   const chat_template t(chat_style::chatml, "", "<|im_end|>");
   CHECK(t.render(hi) == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   CHECK(t.render(hi, no_prompt) == "<|im_start|>user\nHi<|im_end|>\n");

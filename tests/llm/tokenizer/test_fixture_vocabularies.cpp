@@ -75,7 +75,7 @@ TEST_CASE("the end-of-generation set holds EOS, EOT and end-of-turn names") {
 }
 
 TEST_CASE("streaming a Qwen emoji split over two tokens yields a space, then the emoji") {
-  // llm-facts §4.6 names tokens 25677 (bytes 20 F0 9F 98) and 138 (8A) from tinygrad's test;
+  // tinygrad's test/null/test_llm_tokenizer.py: test_stream_decoder uses tokens 25677 (bytes 20 F0 9F 98) and 138 (8A);
   // in this vocabulary those bytes are tokens 26525 and 232, so look them up by content.
   const tokenizer& qwen = test::fixture_tokenizer("qwen2");
   const token_id head = qwen.find_token(byte_level::encode(" \xF0\x9F\x98"));

@@ -19,7 +19,7 @@ words split(pre_tokenizer_kind kind, std::string_view text) {
 }
 }  // namespace
 
-TEST_CASE("llama3 pre-tokenizer splits the llm-facts example with 1/2 as a number") {
+TEST_CASE("llama3 pre-tokenizer splits llama.cpp's first tokenizer test string with 1/2 as a number") {
   CHECK(split(pre_tokenizer_kind::llama3, "ied 4 \xC2\xBD months") ==
         words{"ied", " ", "4", " ", "\xC2\xBD", " months"});
 }

@@ -26,7 +26,7 @@ std::string read_all(const std::filesystem::path& path) {
   return buffer.str();
 }
 
-// .inp: strings each followed by the separator; .out: one line of ids per string (llm-facts §7).
+// .inp: strings each followed by the separator; .out: one line of ids per string (llama.cpp's test-tokenizer-0.cpp).
 std::vector<vector_case> read_vectors(const std::string& name) {
   const auto base = test::fixture_path(name);
   const std::string inp = read_all(base.string() + ".inp"), out = read_all(base.string() + ".out");

@@ -1,5 +1,5 @@
 // ast_interpreter.hpp: a plain scalar interpreter of a kernel AST, the reference the JIT is
-// tested against (STYLE §8: test kernels differentially). Floats are computed in double and
+// tested against (differentially, as ggml's tests/test-backend-ops.cpp). Floats are computed in double and
 // rounded to float32 after every op (16-bit floats are float32 in registers, as in the
 // codegen, and rounded to their precision by casts and stores), integers in int64 wrapped to
 // their width.
@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <span>
+#include <tg/ast/eval.hpp>
 #include <tg/ast/node.hpp>
 #include <tg/core/error.hpp>
 #include <vector>
@@ -43,7 +44,7 @@ class ast_interpreter {
       return;
     }
     int r = globals[depth];
-    std::int64_t bound = std::int64_t(eval(nodes_[std::size_t(r)].src[0]));
+    std::int64_t bound = ast::eval_index(nodes_, nodes_[std::size_t(r)].src[0], vars_);
     for (std::int64_t i = 0; i < bound; ++i) {
       ranges_[r] = double(i);
       loop(globals, depth + 1, store);
@@ -141,7 +142,7 @@ class ast_interpreter {
       }
       case ast::op::reduce_sum: case ast::op::reduce_max: {
         int r = n.src[1];
-        std::int64_t bound = std::int64_t(eval(nodes_[std::size_t(r)].src[0]));
+        std::int64_t bound = ast::eval_index(nodes_, nodes_[std::size_t(r)].src[0], vars_);
         double acc = n.o == ast::op::reduce_sum ? 0 : -INFINITY;
         if (n.o == ast::op::reduce_max && !is_float(n.dt)) acc = -9.2e18;
         auto saved = cache_;

@@ -67,14 +67,7 @@ std::vector<tg::codegen::kernel_opts> candidate_opts(std::span<const tg::ast::no
 std::vector<std::byte> random_buffer(const tg::buffer_info& b, std::span<const std::int64_t> vars,
                                      std::span<const tg::symbol> syms, std::mt19937& rng) {
   std::int64_t n = 1;
-  for (int i = 0; i < b.shape.rank; ++i) {
-    const tg::dim& d = b.shape[i];
-    std::int64_t v = d.coef;
-    if (d.symbolic)
-      for (std::size_t s = 0; s < syms.size(); ++s)
-        if (syms[s] == d.sym) v *= vars[s];
-    n *= v;
-  }
+  for (int i = 0; i < b.shape.rank; ++i) n *= b.shape[i].value(syms, vars);
   std::vector<std::byte> bytes(std::size_t(n) * std::size_t(tg::size_bytes(b.dt)) + 64);
   std::normal_distribution<float> normal(0, 2);
   std::uniform_int_distribution<int> small(-50, 50);

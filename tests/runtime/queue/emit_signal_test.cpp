@@ -1,4 +1,4 @@
-// emit_signal_test.cpp: signal, timestamp and wait packets against the words in amd-driver-facts.md.
+// emit_signal_test.cpp: signal, timestamp and wait packets against the words nvd.h and tinygrad's ops_amd.py give.
 //
 // PM4: RELEASE_MEM signal 0x0070F514 / 0x20000000 and timestamp 0x00000514 / 0x60000000 at
 // signal + 8 (3.5); WAIT_REG_MEM 0x15, mask all ones, interval 4 (3.3). SDMA: FENCE 0x00030005
@@ -58,7 +58,7 @@ TEST_CASE("an sdma signal is an uncached FENCE") {
   CHECK(cb[sdma_signal_value_dword] == 77);
 }
 
-TEST_CASE("an sdma timestamp and wait follow facts 4.6 and 4.5") {
+TEST_CASE("an sdma timestamp and wait follow tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c") {
   signal_rig r;
   check_sdma(emitted([&](cmd_buffer& c) { emit_timestamp_sdma(c, r.s); }), {0x0000020D, 0x34000008, 0x12});
   cmd_buffer cb = emitted([&](cmd_buffer& c) { emit_wait_signal_sdma(c, r.s, 5); });

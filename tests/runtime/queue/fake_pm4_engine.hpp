@@ -1,6 +1,6 @@
 // fake_pm4_engine.hpp: a software CP for queue tests: drains a PM4 ring on its own thread.
 //
-// Written from amd-driver-facts.md section 3 (packet layouts), not from the encoders under test,
+// Written from tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h (packet layouts), not from the encoders under test,
 // so it checks them independently. It follows the write-pointer shadow, executes SET_SH_REG,
 // DISPATCH_DIRECT (hands the kernel to a callback), RELEASE_MEM (memory writes), WAIT_REG_MEM,
 // INDIRECT_BUFFER (runs the IB, then returns to the ring) and skips NOP, ACQUIRE_MEM and
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 #include "tests/runtime/queue/host_arena.hpp"
 
@@ -35,7 +36,7 @@ struct fake_dispatch {
 };
 
 struct fake_release {
-  queue::gpu_va address;
+  memory::gpu_va address;
   std::uint64_t value;
   bool from_ib;
 };
@@ -50,11 +51,11 @@ struct fake_pm4_options {
 
 class fake_pm4_engine {
  public:
-  // Opcodes and fields from amd-driver-facts.md 3.1-3.8.
+  // Opcodes and fields from gfx_v11_0.c-3.8.
   static constexpr std::uint32_t op_nop = 0x10, op_dispatch_direct = 0x15, op_wait_reg_mem = 0x3C,
                                  op_indirect_buffer = 0x3F, op_event_write = 0x46, op_release_mem = 0x49,
                                  op_acquire_mem = 0x58, op_set_sh_reg = 0x76;
-  static constexpr std::uint32_t sh_user_data_0 = 0x240;  // SH offset of COMPUTE_USER_DATA_0 (facts 3.10)
+  static constexpr std::uint32_t sh_user_data_0 = 0x240;  // SH offset of COMPUTE_USER_DATA_0 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
 
   using options = fake_pm4_options;
 
@@ -88,7 +89,7 @@ class fake_pm4_engine {
 
   std::uint32_t ring_dword(std::uint64_t at) const { return queue::read_dword(ring_, 4 * (at % ring_dwords_)); }
 
-  // Packet length from its header: count + 2, except the one-dword NOP of count 0x3FFF (facts 3.1,
+  // Packet length from its header: count + 2, except the one-dword NOP of count 0x3FFF (gfx_v11_0.c,
   // pm4.hpp nop_single_dword).
   static std::size_t length(std::uint32_t h) {
     std::uint32_t op = (h >> 8) & 0xFF, count = (h >> 16) & 0x3FFF;
@@ -103,7 +104,7 @@ class fake_pm4_engine {
         continue;
       }
       std::uint32_t h = ring_dword(pos_);
-      if (h >> 30 != 3) return fail(str("ring dword ", pos_, ": 0x", std::hex, h, " is not a type-3 header"));
+      if (h >> 30 != 3) return fail(str("ring dword ", pos_, ": ", tg::hex{h}, " is not a type-3 header"));
       std::size_t len = length(h);
       if (pos_ + len > wptr)
         return fail(str("ring dword ", pos_, ": packet of ", len, " dwords runs past the write pointer ", wptr));
@@ -118,9 +119,9 @@ class fake_pm4_engine {
   }
 
   std::byte* mem(std::uint32_t lo, std::uint32_t hi, std::size_t bytes, const char* what) {
-    queue::gpu_va va{std::uint64_t(hi) << 32 | lo};
+    memory::gpu_va va{std::uint64_t(hi) << 32 | lo};
     std::byte* p = arena_.at(va, bytes);
-    if (!p) fail(str(what, " at 0x", std::hex, va.value, " is outside the arena"));
+    if (!p) fail(str(what, " at ", va, " is outside the arena"));
     return p;
   }
 
@@ -132,7 +133,7 @@ class fake_pm4_engine {
     for (std::size_t at = 0; at < size;) {
       std::uint32_t h;
       std::memcpy(&h, ib + 4 * at, 4);
-      if (h >> 30 != 3) return fail(str("IB dword ", at, ": 0x", std::hex, h, " is not a type-3 header")), false;
+      if (h >> 30 != 3) return fail(str("IB dword ", at, ": ", tg::hex{h}, " is not a type-3 header")), false;
       std::size_t len = length(h);
       if (at + len > size) return fail(str("IB dword ", at, ": packet runs past the IB end ", size)), false;
       packet q(len);
@@ -169,12 +170,12 @@ class fake_pm4_engine {
         if (data_sel == 0) return true;
         std::byte* dst = mem(p[3], p[4], 8, "RELEASE_MEM");
         if (!dst) return false;
-        // DATA_SEL 1 writes the low dword only; the upper dword of a signal is 0 (facts 5.7), so
+        // DATA_SEL 1 writes the low dword only; the upper dword of a signal is 0 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), so
         // a zero-extended 64-bit store is the same and stays atomic for the host's 64-bit reads.
         std::uint64_t value = data_sel == 1 ? p[5] : data_sel == 2 ? (std::uint64_t(p[6]) << 32 | p[5])
                                                                    : std::uint64_t(packets_.load());
         queue::store64({{dst, 8}, {}}, 0, value);
-        if (opt_.on_release) opt_.on_release({queue::gpu_va{std::uint64_t(p[4]) << 32 | p[3]}, value, in_ib});
+        if (opt_.on_release) opt_.on_release({memory::gpu_va{std::uint64_t(p[4]) << 32 | p[3]}, value, in_ib});
         return true;
       }
       case op_wait_reg_mem: {
@@ -188,7 +189,7 @@ class fake_pm4_engine {
         if (in_ib) return fail("INDIRECT_BUFFER inside an IB (chaining is not used)"), false;
         return expect(4, "INDIRECT_BUFFER") && run_ib(p);
       default:
-        return fail(str("unknown PM4 opcode 0x", std::hex, op, " (header 0x", p[0], ")")), false;
+        return fail(str("unknown PM4 opcode ", tg::hex{op}, " (header ", tg::hex{p[0]}, ")")), false;
     }
   }
 
@@ -202,7 +203,7 @@ class fake_pm4_engine {
   std::atomic<std::uint64_t> hang_at_{std::numeric_limits<std::uint64_t>::max()};
   std::uint64_t ib_packets_ = 0;
   std::uint64_t pos_ = 0;
-  std::array<std::uint32_t, 0x400> sh_{};  // the SH register window, by offset (facts 3.2)
+  std::array<std::uint32_t, 0x400> sh_{};  // the SH register window, by offset (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
   std::vector<std::string> errors_;
 };
 

@@ -1,9 +1,9 @@
 // fake_sdma_engine.hpp: a software SDMA engine for queue tests: drains an SDMA ring on its thread.
 //
-// Written from amd-driver-facts.md section 4 (lengths from the 4.1 table), independently of the
+// Written from tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c (lengths from the 4.1 table), independently of the
 // encoders and of sdma_packet_size. Pointers are bytes and the read pointer is reported unwrapped
-// (64-bit write-back, facts 4.11 step 4). Like the hardware the reference was written for, it
-// refuses a packet that straddles the ring end (facts 4.10): that, an unknown op, or a packet past
+// (64-bit write-back, tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c). Like the hardware the reference was written for, it
+// refuses a packet that straddles the ring end (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c): that, an unknown op, or a packet past
 // the write pointer is recorded in errors() and stops the engine. Zero dwords are NOPs.
 #pragma once
 #include <atomic>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 #include "tests/runtime/queue/host_arena.hpp"
 
@@ -44,7 +45,7 @@ class fake_sdma_engine {
 
   std::uint32_t dword(std::uint64_t byte_pos) const { return queue::read_dword(ring_, byte_pos % ring_bytes_); }
 
-  // Dwords in the packet at byte_pos; 0 for an unknown op (facts 4.1 table, 4.7 for WRITE). Reads
+  // Dwords in the packet at byte_pos; 0 for an unknown op (sdma_v7_0.c; sdma_v6_0_0_pkt_open.h for WRITE). Reads
   // nothing at or past wptr: that memory may be being written.
   std::size_t length(std::uint64_t byte_pos, std::uint64_t wptr) const {
     std::uint32_t h = dword(byte_pos);
@@ -63,9 +64,9 @@ class fake_sdma_engine {
   }
 
   std::byte* mem(std::uint32_t lo, std::uint32_t hi, std::size_t bytes, const char* what) {
-    queue::gpu_va va{std::uint64_t(hi) << 32 | lo};
+    memory::gpu_va va{std::uint64_t(hi) << 32 | lo};
     std::byte* p = arena_.at(va, bytes);
-    if (!p) fail(str(what, " at 0x", std::hex, va.value, " is outside the arena"));
+    if (!p) fail(str(what, " at ", va, " is outside the arena"));
     return p;
   }
 
@@ -77,7 +78,7 @@ class fake_sdma_engine {
         continue;
       }
       std::size_t len = length(pos_, wptr);
-      if (len == 0) return fail(str("ring byte ", pos_, ": unknown SDMA header 0x", std::hex, dword(pos_)));
+      if (len == 0) return fail(str("ring byte ", pos_, ": unknown SDMA header ", tg::hex{dword(pos_)}));
       if (pos_ % ring_bytes_ + 4 * len > ring_bytes_)
         return fail(str("ring byte ", pos_, ": packet of ", len, " dwords straddles the ring end"));
       if (pos_ + 4 * len > wptr)
@@ -93,7 +94,7 @@ class fake_sdma_engine {
   bool execute(const std::vector<std::uint32_t>& p) {
     switch (p[0] & 0xFF) {
       case 0: nop_dwords_ += p.size(); return true;
-      case 5: {  // FENCE: 32-bit data, zero-extended like the reference's mock (facts 10.5)
+      case 5: {  // FENCE: 32-bit data, zero-extended like the reference's mock (tinygrad's mock GPU (test/mockgpu/amd))
         std::byte* dst = mem(p[1], p[2], 8, "FENCE");
         if (dst) queue::store64({{dst, 8}, {}}, 0, p[3]);
         ++packets_;

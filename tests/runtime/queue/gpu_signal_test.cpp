@@ -1,4 +1,4 @@
-// gpu_signal_test.cpp: signal layout (facts 5.7), waits, timeouts and progress (facts 5.8).
+// gpu_signal_test.cpp: signal layout (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), waits, timeouts and progress (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
 #include <doctest/doctest.h>
 
 #include <chrono>

@@ -20,7 +20,7 @@ class host_arena {
  public:
   static constexpr std::uint64_t default_base = 0x0000'0012'3400'0000;
 
-  explicit host_arena(std::size_t bytes, queue::gpu_va base = queue::gpu_va{default_base})
+  explicit host_arena(std::size_t bytes, memory::gpu_va base = memory::gpu_va{default_base})
       : bytes_(bytes), base_(base), data_(static_cast<std::byte*>(std::aligned_alloc(4096, bytes))) {
     if (!data_) throw std::bad_alloc();
     std::fill_n(data_.get(), bytes, std::byte{0xCD});  // not zero: code must not rely on zeroed memory
@@ -36,7 +36,7 @@ class host_arena {
   }
 
   // Host address of [va, va + bytes), or nullptr when not inside the arena.
-  std::byte* at(queue::gpu_va va, std::size_t bytes) const {
+  std::byte* at(memory::gpu_va va, std::size_t bytes) const {
     if (va.value < base_.value || va.value - base_.value + bytes > bytes_) return nullptr;
     return data_.get() + (va.value - base_.value);
   }
@@ -46,7 +46,7 @@ class host_arena {
     void operator()(std::byte* p) const { std::free(p); }
   };
   std::size_t bytes_;
-  queue::gpu_va base_;
+  memory::gpu_va base_;
   std::unique_ptr<std::byte, free_deleter> data_;
   std::size_t used_ = 0;
 };

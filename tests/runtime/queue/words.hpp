@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <tg/core/hex.hpp>
 #include <vector>
 
 #include "runtime/queue/decode.hpp"
@@ -16,10 +17,9 @@ using words = std::vector<std::uint32_t>;
 
 inline std::string word_diff(const words& got, const words& want) {
   std::ostringstream out;
-  out << std::hex;
-  if (got.size() != want.size()) out << "sizes differ: got " << std::dec << got.size() << ", want " << want.size() << std::hex << '\n';
+  if (got.size() != want.size()) out << "sizes differ: got " << got.size() << ", want " << want.size() << '\n';
   for (std::size_t i = 0; i < got.size() && i < want.size(); ++i)
-    if (got[i] != want[i]) out << "dword " << std::dec << i << std::hex << ": got 0x" << got[i] << ", want 0x" << want[i] << '\n';
+    if (got[i] != want[i]) out << "dword " << i << ": got " << hex{got[i]} << ", want " << hex{want[i]} << '\n';
   return out.str();
 }
 

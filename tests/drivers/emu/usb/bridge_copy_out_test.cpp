@@ -1,4 +1,4 @@
-// bridge_copy_out_test.cpp: the copy-out of facts 7.10 end to end, with the GPU's worker thread
+// bridge_copy_out_test.cpp: the copy-out of tinygrad/runtime/support/usb.py end to end, with the GPU's worker thread
 // running: arm an SRAM read, ring SDMA through BAR2 over the bridge, and the GPU's COPY into the
 // SRAM window plus its WRITE to cq_buf + 12 (both through the bridge's system_bus) release the
 // bulk IN. Checks the lock order: host requests call into the gpu while its worker calls the bridge.
@@ -12,14 +12,13 @@ namespace sdma = tg::queue::sdma;
 namespace ut = tg::emu::usb::test;
 using namespace tg::emu;
 using tg::emu::test::emu_rig;
-using tg::emu::test::qva;
 using tg::emu::test::sdma_ring;
 using tg::transport::usb::usb_status;
 using namespace std::chrono_literals;
 
 namespace {
 
-// Bridge memory as system pages in the GPU's page table (facts 7.6: the driver maps each region).
+// Bridge memory as system pages in the GPU's page table (tinygrad/runtime/support/usb.py: the driver maps each region).
 gpu_va map_window(emu_rig& rig, std::uint64_t bus_address, std::uint64_t bytes) {
   const gpu_va va = rig.vas.allocate(bytes);
   rig.pt.map(va, tg::memory::phys_chunk{gpu_pa{bus_address}, bytes},
@@ -55,8 +54,8 @@ TEST_CASE_TEMPLATE("copy-out: SDMA fills the SRAM window and its write to cq_buf
   auto pending = h->submit_bulk(0x81, got, 10000ms);
 
   tg::queue::cmd_buffer cb;
-  sdma::emit_copy_linear(cb, qva(sram), qva(src.va), size);
-  sdma::emit_fence(cb, qva(cq_buf + 12), 0);
+  sdma::emit_copy_linear(cb, sram, src.va, size);
+  sdma::emit_fence(cb, cq_buf + 12, 0);
   q.copy_in(cb);
   rig.store64(q.gart, sdma_ring::wptr_at, q.put());
   const std::uint64_t put = q.put();

@@ -1,4 +1,4 @@
-// bridge_requests_test.cpp: the emulated ASM2464 bridge answers the requests of facts 7.2-7.6 as
+// bridge_requests_test.cpp: the emulated ASM2464 bridge answers the requests of tinygrad/runtime/support/usb.py-7.6 as
 // the custom firmware does: descriptors, the link, config TLPs, BAR-routed memory streams and
 // the SRAM path, checked against values from the facts and against the GPU seen directly.
 #include "tests/drivers/emu/usb/bridge_rig.hpp"
@@ -96,7 +96,7 @@ TEST_CASE("0xE4/0xE5 reach plain XDATA and the DMA windows; the LTSSM byte ignor
   REQUIRE(vendor_out(*r.h, 0xE5, 0xB450, 0x78).status == usb_status::ok);
   CHECK(read_xdata8(*r.h, 0xB450) == 0);  // still off
 
-  // XDATA 0xA800 is the copy-in fence at bus 0x820800 (facts 7.9).
+  // XDATA 0xA800 is the copy-in fence at bus 0x820800 (tinygrad/runtime/support/usb.py).
   const std::array<std::byte, 8> fence{std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4},
                                        std::byte{5}, std::byte{6}, std::byte{7}, std::byte{8}};
   r.bridge.write(0x820800, fence);
@@ -143,7 +143,7 @@ TEST_CASE("bridge port config writes (Type 0 on bus 0, Type 1 beyond) read back;
   CHECK(config_read(*r.h, 3, 0x00).status == 1);
 }
 
-TEST_CASE("BARs size and assign as facts 7.5 says; BAR5 registers, BAR2 doorbells and BAR0 VRAM stream bit-exact") {
+TEST_CASE("BARs size and assign as tinygrad/runtime/support/usb.py says; BAR5 registers, BAR2 doorbells and BAR0 VRAM stream bit-exact") {
   rig r;
   power_on(*r.h);
   setup_bridge_buses(*r.h);

@@ -21,7 +21,7 @@ TEST_CASE("SDMA copies a 3-page DMA region into VRAM and fences back into it") {
   std::unique_ptr<tg::transport::dma_region> r = mem->allocate(3 * 4096);
   const std::vector<std::uint64_t> pages = r->page_bus_addresses();
 
-  // One VA range over the scattered pages, as a driver maps SYS pages (facts 2.3, 8.3).
+  // One VA range over the scattered pages, as a driver maps SYS pages (amdgpu_vm.h; Linux Documentation/PCI/sysfs-pci.rst).
   const gpu_va va = rig.vas.allocate(3 * 4096);
   for (std::size_t i = 0; i < pages.size(); ++i)
     rig.pt.map(va + i * 4096, tg::memory::phys_chunk{gpu_pa{pages[i]}, 4096},
@@ -34,8 +34,8 @@ TEST_CASE("SDMA copies a 3-page DMA region into VRAM and fences back into it") {
   buffer vram = rig.alloc(16 * KiB);
   sdma_ring q(rig, 4 * KiB);
   cmd_buffer cb;
-  sdma::emit_copy_linear(cb, qva(vram.va), qva(va), data.size());
-  sdma::emit_fence(cb, qva(va + (3 * 4096 - 8)), 0xFEED);
+  sdma::emit_copy_linear(cb, vram.va, va, data.size());
+  sdma::emit_fence(cb, va + (3 * 4096 - 8), 0xFEED);
   q.submit(cb);
   rig.g.step_until_idle();
 

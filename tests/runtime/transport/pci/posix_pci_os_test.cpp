@@ -1,5 +1,5 @@
 // posix_pci_os_test.cpp: the POSIX pci_os and the PCI transport over a temp-dir tree of plain
-// files laid out as Linux sysfs lays out /sys/bus/pci/devices (facts 8.1, 8.2).
+// files laid out as Linux sysfs lays out /sys/bus/pci/devices (Linux Documentation/PCI/sysfs-pci.rst).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
-// usb_enumerate_test.cpp: PCIe link bring-up (facts 7.7 step 1) and bus numbering / BAR assignment
-// behind the bridge (facts 7.5), checked write by write against values worked out from the facts.
+// usb_enumerate_test.cpp: PCIe link bring-up (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py) and bus numbering / BAR assignment
+// behind the bridge (tinygrad/runtime/support/usb.py), checked write by write against values worked out from the facts.
 #include <doctest/doctest.h>
 
 #include "tests/runtime/transport/usb/fake_bridge.hpp"
@@ -28,7 +28,7 @@ std::vector<cfg_write> bridge_writes(unsigned b) {
 
 }  // namespace
 
-TEST_CASE("enumeration writes bridges, ReBAR, BARs and COMMAND in facts 7.5 order with facts values") {
+TEST_CASE("enumeration writes bridges, ReBAR, BARs and COMMAND in tinygrad/runtime/support/usb.py order with facts values") {
   rig r;
   auto bars = enumerate_pcie(r.dev);
   std::vector<cfg_write> expect;

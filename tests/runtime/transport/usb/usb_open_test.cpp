@@ -1,5 +1,5 @@
-// usb_open_test.cpp: discovery (facts 7.1), the open sequence (facts 7.2) and its recovery from a
-// bridge a crashed process left wedged (facts 9.3), and the per-device process lock.
+// usb_open_test.cpp: discovery (tinygrad/runtime/support/usb.py), the open sequence (tinygrad/runtime/support/usb.py) and its recovery from a
+// bridge a crashed process left wedged (tinygrad/runtime/support/am/amdev.py), and the per-device process lock.
 #include <doctest/doctest.h>
 
 #include <unistd.h>

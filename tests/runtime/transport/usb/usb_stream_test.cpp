@@ -1,5 +1,5 @@
 // usb_stream_test.cpp: PCIe memory streams are split into bounded chunks with size-scaled timeouts
-// (facts 7.4, 9.3 item 2), and a failed transfer's message names the request, endpoint, size and
+// (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py item 2), and a failed transfer's message names the request, endpoint, size and
 // timeout.
 #include <doctest/doctest.h>
 

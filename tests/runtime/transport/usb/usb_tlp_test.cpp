@@ -1,5 +1,5 @@
 // usb_tlp_test.cpp: configuration TLPs through 0xF0: the control setup fields and payload on the
-// wire (facts 7.3, 7.4), completion decoding, the return-status retries and completion errors.
+// wire (tinygrad/runtime/support/usb.py), completion decoding, the return-status retries and completion errors.
 #include <doctest/doctest.h>
 
 #include "tests/runtime/transport/usb/fake_bridge.hpp"
