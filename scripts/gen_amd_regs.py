@@ -59,9 +59,10 @@ INPUTS = {
 }
 
 # ---------------------------------------------------------------------------------------------
-# The curated register list: what the driver plausibly programs or reads (the
-# registers tinygrad's am/ip.py and amdev.py touch for the GMC, SDMA, doorbells, MQD, reset and IH). A pattern is a full-match
-# regex over the name without "reg"; every plain name must exist in at least one version of its IP.
+# The curated register list: what the driver plausibly programs or reads (the registers that
+# tinygrad/runtime/support/am/ip.py and amdev.py touch for the GMC, SDMA, doorbells, MQD, reset and
+# IH). A pattern is a full-match regex over the name without "reg"; every plain name must exist in
+# at least one version of its IP.
 # ---------------------------------------------------------------------------------------------
 GC_REGS = [
     r"COMPUTE_\w+", r"CP_HQD_\w+", r"CP_MQD_\w+",
@@ -112,7 +113,7 @@ PM4_FIELDS = [
     ("COMPUTE_DISPATCH_SCRATCH_BASE_HI", "DATA"),
 ]
 # COMPUTE_DESTINATION_EN_SEn alias COMPUTE_STATIC_THREAD_MGMT_SEn (same index); the decoder
-# shows the STATIC_THREAD_MGMT name, which the MQD and the facts use.
+# shows the STATIC_THREAD_MGMT name, which the MQD uses (v11_structs.h: compute_static_thread_mgmt_se0).
 SH_NAME_ALIASES = re.compile(r"regCOMPUTE_DESTINATION_EN_SE\d")
 
 # SDMA packets the encoder and decoder know: (packet name in the header, OP constant, SUB_OP constant).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # size_report.sh: lines per folder (generated tables apart), DSL op count and env knobs,
-# for the size delta in a change description (STYLE §2).
+# for the size delta in a change description.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count() { git ls-files "$@" | grep -v -e '/regs/' -e '_gen\.hpp$' | xargs -r cat | wc -l; }

@@ -40,7 +40,7 @@ ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_ca
   }
   auto row = (t * heads + h) * hd;
   auto x = kb.load<float>(1, row + d), xp = kb.load<float>(1, row + partner);
-  auto cos = kb.load<float>(2, pos * half + i), sin = kb.load<float>(3, pos * half + i);
+  auto cos = kb.load<float>(2, t * half + i), sin = kb.load<float>(3, t * half + i);  // this chunk's rows
   auto rotated = x * cos + kb.where(first, -xp, xp) * sin;
   kb.store(0, to_cache ? (h * s.max_context + pos) * hd + d : row + d, rotated);
   return kb.finish();

@@ -21,7 +21,7 @@ struct attention_shape {
 
 // RoPE at positions start_pos + t of x[t][h][d] (`heads` heads). to_cache: store into a cache
 // [h][max_context][d] at those positions (keys), else into y[t][h][d] (queries).
-// Slots: 0 y or cache, 1 x, 2 cos table, 3 sin table ([position][head_dim / 2]).
+// Slots: 0 y or cache, 1 x, 2 cos, 3 sin: the tables' rows of this chunk's positions ([t][head_dim / 2]).
 ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache);
 
 // cache[h][start_pos + t][d] = v[t][h][d]. Slots: 0 cache, 1 v.

@@ -13,9 +13,8 @@
 #include "llm/model/activation_kernels.hpp"
 #include "llm/model/attention_kernels.hpp"
 #include "llm/model/launch_vars.hpp"
+#include "llm/model/layer_plans.hpp"
 #include "llm/model/linear_kernels.hpp"
-#include "llm/model/norm_kernels.hpp"
-#include "llm/model/swiglu_kernel.hpp"
 
 namespace tg::model {
 
@@ -26,6 +25,16 @@ struct launchable {
   mutable prepared_kernel prepared;
   launchable() = default;
   launchable(ast::kernel k) : kernel(std::move(k)) {}  // implicit: from the *_kernel functions
+};
+
+// A plan from tg::lower (layer_plans.hpp) and its kernels as launchables.
+struct planned {
+  plan_op op;
+  std::vector<launchable> kernels;
+  planned() = default;
+  planned(plan_op o) : op(std::move(o)) {  // implicit: from the *_op functions
+    for (std::size_t i = 0; i < op.size(); ++i) kernels.emplace_back(op.kernel(i));
+  }
 };
 
 // A weight with the matmul kernel that reads it.
@@ -52,15 +61,20 @@ struct layer_kernels {
 
 struct transformer::state {
   // Activations, sized for a full chunk.
-  buffer x, x2, hn, q, k, v, qn, kn, qr, scores, row_max, row_sum, att, g, u, ff, scale, logits, tokens;
-  buffer rope_cos, rope_sin;
+  buffer x, x2, hn, q, k, v, kn, qr, scores, row_max, row_sum, att, g, u, ff, scale, logits, tokens;
+  buffer rope_cos, rope_sin;  // this chunk's rows of the tables below
+  std::vector<float> cos_table, sin_table;  // [position][head_dim / 2], on the host
+  buffer eps;  // the norms' epsilon, one float (the plans read it at run time)
   // An input rounded to 8 bits for the matmuls that take it, by block size (32, 256 for
   // K-quants); an input read by matmuls of both kinds is rounded both ways.
   std::map<std::int64_t, rounded_input> rounded;
   std::map<std::pair<std::int64_t, std::int64_t>, activation_quant> act_quant;  // by (input width, block), for the layers
   std::map<std::int64_t, activation_quant> head_quant;                          // by block
-  launchable embed, norm_scale, norm_apply, head_scale_q, head_apply_q, head_scale_k, head_apply_k;
-  launchable rope_q, rope_k, store_v, scores_k, max_k, sum_k, probs_k, attend_k, swiglu;
+  launchable embed, rope_k, store_v, scores_k, max_k, sum_k, probs_k, attend_k;
+  planned norm_scale, norm_apply, head_scale_q, head_scale_k, head_apply_k, rope_q, swiglu;
+  // RMSNorm fused into the 8-bit rounding of its output, and SwiGLU into that of its own; by block.
+  std::map<std::int64_t, planned> norm_round_scale, norm_round, swiglu_round_scale, swiglu_round;
+  std::vector<buffer> slots;  // scratch: a plan kernel's buffers
   linear output;
   std::vector<layer_kernels> layers;
   launch_values vars{};
@@ -86,13 +100,25 @@ struct transformer::state {
     entry.second += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
+  void run(device& dev, const planned& p, std::initializer_list<named_buffer> named) {
+    run(dev, p, std::span<const named_buffer>(named.begin(), named.size()));
+  }
+  void run(device& dev, const planned& p, std::span<const named_buffer> named) {
+    for (std::size_t i = 0; i < p.kernels.size(); ++i) {
+      p.op.slot_buffers(i, named, slots);
+      run(dev, p.kernels[i], std::span<const buffer>(slots));
+    }
+  }
+
   // Rounds `in` to 8 bits in `to` with the kernels `k` of its width and block size, with the
   // per-32 sums when a reader wants them (activation_kernels.hpp).
   void round_input(device& dev, const activation_quant& k, const rounded_input& to, const buffer& in, std::int64_t block,
                    bool sums) {
     run(dev, k.scale, {to.xs, in});
     run(dev, k.quant, {to.xq, in, to.xs});
-    if (!sums) return;
+    if (sums) round_sums(dev, k, to, block);
+  }
+  void round_sums(device& dev, const activation_quant& k, const rounded_input& to, std::int64_t block) {
     if (block == activation_block) run(dev, k.sum, {to.xsum, to.xq, to.xs});
     else run(dev, k.sum, {to.xsum, to.xq});
   }
@@ -109,11 +135,13 @@ buffer floats(device& dev, std::int64_t n) {
 }
 
 // cos/sin of position * freq_i for i < rope_dim / 2 (tinygrad/llm/model.py: precompute_freqs_cis), in double then
-// rounded; Llama 3's rope_freqs factors divide the frequencies.
-void fill_rope_tables(const model_config& c, std::int64_t context, const std::vector<float>& factors, buffer& cos_out,
-                      buffer& sin_out) {
+// rounded; Llama 3's rope_freqs factors divide the frequencies. Kept on the host: each forward
+// uploads the rows of its positions, which RoPE reads as plain [t][i] inputs.
+void fill_rope_tables(const model_config& c, std::int64_t context, const std::vector<float>& factors,
+                      std::vector<float>& cos_table, std::vector<float>& sin_table) {
   const std::int64_t half = c.head_dim / 2;
-  std::vector<float> cos_table(std::size_t(context * half)), sin_table(cos_table.size());
+  cos_table.assign(std::size_t(context * half), 0.0f);
+  sin_table.assign(cos_table.size(), 0.0f);
   for (std::int64_t i = 0; i < half; ++i) {
     double freq = std::pow(c.rope_theta, -2.0 * double(i) / double(c.rope_dim));
     if (!factors.empty()) freq /= double(factors[std::size_t(i)]);
@@ -123,8 +151,6 @@ void fill_rope_tables(const model_config& c, std::int64_t context, const std::ve
       sin_table[std::size_t(p * half + i)] = float(std::sin(a));
     }
   }
-  cos_out.copy_in(cos_table.data(), cos_table.size() * 4);
-  sin_out.copy_in(sin_table.data(), sin_table.size() * 4);
 }
 
 }  // namespace
@@ -143,7 +169,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   state& s = *s_;
   const std::int64_t T = chunk_size_, qw = c.n_head * c.head_dim, kvw = c.n_kv_head * c.head_dim;
   for (buffer* b : {&s.x, &s.x2, &s.hn}) *b = floats(dev, T * c.dim);
-  for (buffer* b : {&s.q, &s.qn, &s.qr, &s.att}) *b = floats(dev, T * qw);
+  for (buffer* b : {&s.q, &s.qr, &s.att}) *b = floats(dev, T * qw);
   for (buffer* b : {&s.k, &s.kn, &s.v}) *b = floats(dev, T * kvw);
   for (buffer* b : {&s.g, &s.u, &s.ff}) *b = floats(dev, T * c.ffn);
   s.scores = floats(dev, c.n_head * T * max_context_);
@@ -156,24 +182,30 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   for (std::int64_t block : {std::int64_t(32), std::int64_t(256)})
     s.rounded[block] = {dev.allocate(std::size_t(T * widest) * 2), floats(dev, T * widest / activation_block),
                         floats(dev, T * widest / activation_block)};
-  s.rope_cos = floats(dev, max_context_ * c.head_dim / 2);
-  s.rope_sin = floats(dev, max_context_ * c.head_dim / 2);
+  s.rope_cos = floats(dev, T * c.head_dim / 2);
+  s.rope_sin = floats(dev, T * c.head_dim / 2);
+  s.eps = dev.allocate(4);
+  s.eps.copy_in(&c.eps, 4);
   std::vector<float> factors;
   if (weights_.rope_freqs) {
     factors.resize(std::size_t(c.rope_dim / 2));
     weights_.rope_freqs->data.copy_out(factors.data(), factors.size() * 4);
   }
-  fill_rope_tables(c, max_context_, factors, s.rope_cos, s.rope_sin);
+  fill_rope_tables(c, max_context_, factors, s.cos_table, s.sin_table);
 
   attention_shape shape{c.n_head, c.n_kv_head, c.head_dim, max_context_, c.rope};
   s.embed = embedding_kernel(weights_.token_embd);
-  s.norm_scale = rms_scale_kernel(1, c.dim, c.eps);
-  s.norm_apply = rms_apply_kernel(1, c.dim);
-  s.head_scale_q = rms_scale_kernel(c.n_head, c.head_dim, c.eps);
-  s.head_apply_q = rms_apply_kernel(c.n_head, c.head_dim);
-  s.head_scale_k = rms_scale_kernel(c.n_kv_head, c.head_dim, c.eps);
-  s.head_apply_k = rms_apply_kernel(c.n_kv_head, c.head_dim);
-  s.rope_q = rope_kernel(shape, c.n_head, false);
+  s.norm_scale = rms_scale_op(dev, T, 1, c.dim);
+  s.norm_apply = rms_apply_op(dev, T, 1, c.dim);
+  if (c.qk_norm) {
+    s.head_scale_q = rms_scale_op(dev, T, c.n_head, c.head_dim);
+    s.head_scale_k = rms_scale_op(dev, T, c.n_kv_head, c.head_dim);
+    s.head_apply_k = rms_apply_op(dev, T, c.n_kv_head, c.head_dim);
+  }
+  s.rope_q = rope_op(dev, T, c.n_head, c.head_dim, c.rope, c.qk_norm);  // with qwen3's q_norm fused in
+  // Keys stay hand-written: RoPE writes them straight into the cache at rows start_pos + t,
+  // and a plan can only store a whole fresh buffer (the DSL has no store into a slice at a
+  // run-time offset), so a DSL RoPE would need one more kernel per layer to copy them there.
   s.rope_k = rope_kernel(shape, c.n_kv_head, true);
   s.store_v = cache_store_kernel(shape);
   s.scores_k = scores_kernel(shape);
@@ -181,7 +213,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.sum_k = softmax_sum_kernel(shape);
   s.probs_k = softmax_probs_kernel(shape);
   s.attend_k = attend_kernel(shape);
-  s.swiglu = swiglu_kernel(c.ffn);
+  s.swiglu = swiglu_op(dev, T, c.ffn);
   s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first)};
   for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
     if (c.dim % block == 0)
@@ -193,6 +225,14 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
         s.act_quant[{width, block}] = {activation_scale_kernel(width, var_tokens, -1, block),
                                        activation_quant_kernel(width, var_tokens, -1, block),
                                        activation_sum_kernel(width, var_tokens, block)};
+    if (c.dim % block == 0) {
+      s.norm_round_scale[block] = norm_round_scale_op(dev, T, c.dim, block);
+      s.norm_round[block] = norm_round_op(dev, T, c.dim, block);
+    }
+    if (c.ffn % block == 0) {
+      s.swiglu_round_scale[block] = swiglu_round_scale_op(dev, T, c.ffn, block);
+      s.swiglu_round[block] = swiglu_round_op(dev, T, c.ffn, block);
+    }
   }
   const std::size_t cache_bytes = std::size_t(c.n_kv_head * max_context_ * c.head_dim) * 4;
   for (const layer_weights& l : weights_.layers) {
@@ -233,6 +273,9 @@ std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, st
   state& s = *s_;
   tokens_forwarded_ += T;
   s.vars = {T, start_pos, which == head::all ? T : 1, which == head::all ? 0 : T - 1};
+  const std::size_t half = std::size_t(config_.head_dim / 2), first = std::size_t(start_pos) * half;
+  s.rope_cos.copy_in(s.cos_table.data() + first, std::size_t(T) * half * 4);
+  s.rope_sin.copy_in(s.sin_table.data() + first, std::size_t(T) * half * 4);
   s.tokens.copy_in(tokens.data(), tokens.size() * 4);
   s.run(dev_, s.embed, {s.x, weights_.token_embd.data, s.tokens});
   for (std::size_t i = 0; i < s.layers.size(); ++i) run_layer(i);
@@ -294,23 +337,54 @@ void transformer::run_layer(std::size_t index) {
       if (wanted) s.round_input(dev_, s.act_quant.at({width, block}), s.rounded.at(block), in, block, sums);
     }
   };
+  // The matmul inputs `readers` want from an elementwise result: rounded to 8 bits by the
+  // plans `round_scale`/`round` (the result recomputed in each, never stored), and as floats
+  // by `floats` into `to` when a reader takes floats. `named` are the plans' inputs.
+  auto matmul_inputs = [&](const std::map<std::int64_t, planned>& round_scale,
+                           const std::map<std::int64_t, planned>& round, const planned& floats, const buffer& to,
+                           std::int64_t width, std::initializer_list<named_buffer> named,
+                           std::initializer_list<const linear*> readers) {
+    std::vector<named_buffer> with(named);
+    bool float_reader = false;
+    for (const linear* l : readers) float_reader = float_reader || !uses_int8_activations(*l->w);
+    for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
+      bool wanted = false, sums = false;
+      for (const linear* l : readers)
+        if (uses_int8_activations(*l->w) && activation_block_for(*l->w) == block)
+          wanted = true, sums = sums || uses_activation_sums(*l->w);
+      if (!wanted) continue;
+      const rounded_input& r = s.rounded.at(block);
+      with.resize(named.size());
+      with.push_back({"out", r.xs});
+      s.run(dev_, round_scale.at(block), with);
+      with.back() = {"xs", r.xs};
+      with.push_back({"out", r.xq});
+      s.run(dev_, round.at(block), with);
+      if (sums) s.round_sums(dev_, s.act_quant.at({width, block}), r, block);
+    }
+    if (!float_reader) return;
+    with.assign(named);
+    with.push_back({"out", to});
+    s.run(dev_, floats, with);
+  };
   // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)
-  s.run(dev_, s.norm_scale, {s.scale, s.x});
-  s.run(dev_, s.norm_apply, {s.hn, s.x, s.scale, w.attn_norm.data});
-  quantize(s.hn, config_.dim, {&k.q, &k.k, &k.v});
+  s.run(dev_, s.norm_scale, {{"x", s.x}, {"eps", s.eps}, {"out", s.scale}});
+  matmul_inputs(s.norm_round_scale, s.norm_round, s.norm_apply, s.hn, config_.dim,
+                {{"x", s.x}, {"s", s.scale}, {"w", w.attn_norm.data}}, {&k.q, &k.k, &k.v});
   matmul(k.q, s.q, s.hn, {}, w.bq);
   matmul(k.k, s.k, s.hn, {}, w.bk);
   matmul(k.v, s.v, s.hn, {}, w.bv);
-  buffer q = s.q, kk = s.k;
-  if (w.q_norm) {  // qwen3: RMSNorm of each head vector before RoPE
-    s.run(dev_, s.head_scale_q, {s.scale, s.q});
-    s.run(dev_, s.head_apply_q, {s.qn, s.q, s.scale, w.q_norm->data});
-    s.run(dev_, s.head_scale_k, {s.scale, s.k});
-    s.run(dev_, s.head_apply_k, {s.kn, s.k, s.scale, w.k_norm->data});
-    q = s.qn;
+  buffer kk = s.k;
+  if (w.q_norm) {  // qwen3: RMSNorm of each head vector before RoPE (for queries, in RoPE's kernel)
+    s.run(dev_, s.head_scale_q, {{"x", s.q}, {"eps", s.eps}, {"out", s.scale}});
+    s.run(dev_, s.rope_q, {{"x", s.q}, {"s", s.scale}, {"w", w.q_norm->data}, {"cos", s.rope_cos}, {"sin", s.rope_sin},
+                           {"out", s.qr}});
+    s.run(dev_, s.head_scale_k, {{"x", s.k}, {"eps", s.eps}, {"out", s.scale}});
+    s.run(dev_, s.head_apply_k, {{"x", s.k}, {"s", s.scale}, {"w", w.k_norm->data}, {"out", s.kn}});
     kk = s.kn;
+  } else {
+    s.run(dev_, s.rope_q, {{"x", s.q}, {"cos", s.rope_cos}, {"sin", s.rope_sin}, {"out", s.qr}});
   }
-  s.run(dev_, s.rope_q, {s.qr, q, s.rope_cos, s.rope_sin});
   s.run(dev_, s.rope_k, {k.k_cache, kk, s.rope_cos, s.rope_sin});
   s.run(dev_, s.store_v, {k.v_cache, s.v});
   s.run(dev_, s.scores_k, {s.scores, s.qr, k.k_cache});
@@ -321,20 +395,20 @@ void transformer::run_layer(std::size_t index) {
   quantize(s.att, config_.n_head * config_.head_dim, {&k.o});
   matmul(k.o, s.x2, s.att, s.x);
   // FFN block: x = x2 + down(silu(gate·n) * up·n), n = norm(x2)
-  s.run(dev_, s.norm_scale, {s.scale, s.x2});
-  s.run(dev_, s.norm_apply, {s.hn, s.x2, s.scale, w.ffn_norm.data});
-  quantize(s.hn, config_.dim, {&k.gate, &k.up});
+  s.run(dev_, s.norm_scale, {{"x", s.x2}, {"eps", s.eps}, {"out", s.scale}});
+  matmul_inputs(s.norm_round_scale, s.norm_round, s.norm_apply, s.hn, config_.dim,
+                {{"x", s.x2}, {"s", s.scale}, {"w", w.ffn_norm.data}}, {&k.gate, &k.up});
   matmul(k.gate, s.g, s.hn);
   matmul(k.up, s.u, s.hn);
-  s.run(dev_, s.swiglu, {s.ff, s.g, s.u});
-  quantize(s.ff, config_.ffn, {&k.down});
+  // SwiGLU fused into the rounding of the down matmul's input (ff is stored only for a float reader)
+  matmul_inputs(s.swiglu_round_scale, s.swiglu_round, s.swiglu, s.ff, config_.ffn, {{"g", s.g}, {"u", s.u}}, {&k.down});
   matmul(k.down, s.x, s.ff, s.x2);
 }
 
 void transformer::run_head() {
   state& s = *s_;
-  s.run(dev_, s.norm_scale, {s.scale, s.x});
-  s.run(dev_, s.norm_apply, {s.hn, s.x, s.scale, weights_.output_norm.data});
+  s.run(dev_, s.norm_scale, {{"x", s.x}, {"eps", s.eps}, {"out", s.scale}});
+  s.run(dev_, s.norm_apply, {{"x", s.x}, {"s", s.scale}, {"w", weights_.output_norm.data}, {"out", s.hn}});
   if (uses_int8_activations(*s.output.w)) {
     const std::int64_t block = activation_block_for(*s.output.w);
     const rounded_input& r = s.rounded.at(block);

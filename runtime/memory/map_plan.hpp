@@ -6,9 +6,10 @@
 // Linux amdgpu_vm_pte_fragment (amdgpu_vm_pt.c:773, frag = min(ffs(start), fls(end - start)) - 1)
 // with the physical address added. Blocks of 2 MiB and more become PDB0 leaves, smaller ones 4 KiB
 // PTEs; every entry of a block carries fragment = log2(block bytes) - 12. Requiring PA alignment is
-// the conservative choice of tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c: it is right whether the hardware adds the in-page offset to
-// an unaligned leaf address or not, and it keeps the fragment promise of amdgpu_vm_pt.c:742 (all
-// PTEs in a fragment map physically contiguous memory).
+// the conservative choice (tinygrad/runtime/support/memory.py: PageTableTraverseContext.next checks
+// VA alignment only): it is right whether the hardware adds the in-page offset to an unaligned leaf
+// address or not, and it keeps the fragment promise of amdgpu_vm_pt.c:742 (all PTEs in a fragment
+// map physically contiguous memory).
 #pragma once
 #include <cstdint>
 #include <span>

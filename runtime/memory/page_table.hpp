@@ -1,7 +1,8 @@
 // page_table.hpp: the GMMU page tables of one GPU (VMID 0): map, unmap and remap ranges of GPU VA.
 //
-// Four levels, PDB2 -> PDB1 -> PDB0 -> PTB, 512 entries each (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c). Leaves are 4 KiB PTEs or
-// 2 MiB PDB0 entries acting as PTEs, with fragments, chosen from alignment and size (map_plan.hpp).
+// Four levels, PDB2 -> PDB1 -> PDB0 -> PTB, 512 entries each (amdgpu_vm.h: enum amdgpu_vm_level;
+// tinygrad/runtime/support/am/amdev.py: AMDev.init_sw). Leaves are 4 KiB PTEs or 2 MiB PDB0 entries
+// acting as PTEs, with fragments, chosen from alignment and size (map_plan.hpp).
 // Tables are 4 KiB pages taken from a vram_allocator on demand and written through vram_access;
 // a host copy of every table answers "is this mapped" without reading VRAM back.
 //
@@ -13,8 +14,9 @@
 // throw device_error and nothing has changed (allocator included). Unmap checks that the whole
 // range is mapped first (usage_error naming the first hole otherwise), clears it, and frees tables
 // that became empty. The reference instead left half-built mappings behind on OOM and asserted on
-// a bad unmap (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c). After each change the TLB callback runs once; tables freed by the
-// change go back to the allocator only after it, so the GPU never walks a reused page.
+// a bad unmap (tinygrad/runtime/support/memory.py: MemoryManager.map_range, unmap_range). After each
+// change the TLB callback runs once; tables freed by the change go back to the allocator only
+// after it, so the GPU never walks a reused page.
 //
 //   tg::memory::page_table pt(gfx_gen::gfx11, va_base, va_size, pool, vram, tlb);
 //   pt.map(va, phys_chunk{pa, 64 << 10}, page_flags{});
@@ -40,7 +42,8 @@ namespace tg::memory {
 class page_table {
  public:
   // Covers [va_base, va_base + va_size_bytes): index 0 of the root is va_base, as the hub's
-  // VM_CONTEXT0_PAGE_TABLE_START makes it (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c). va_size_bytes <= 2^48. Allocates the root.
+  // VM_CONTEXT0_PAGE_TABLE_START makes it (tinygrad/runtime/support/am/ip.py:
+  // AM_GMC.enable_vm_addressing). va_size_bytes <= 2^48. Allocates the root.
   page_table(gfx_gen gen, gpu_va va_base, std::uint64_t va_size_bytes, vram_allocator& tables, vram_access& vram,
              tlb_invalidator& tlb);
   ~page_table();  // returns every table to the allocator; writes nothing
@@ -60,7 +63,7 @@ class page_table {
   std::uint64_t new_table_bytes(gpu_va va, std::span<const phys_chunk> chunks) const;
 
   gfx_gen gen() const { return gen_; }
-  gpu_pa root_table() const;  // for VM_CONTEXT0_PAGE_TABLE_BASE_ADDR (amdgpu_vm.h)
+  gpu_pa root_table() const;  // for VM_CONTEXT0_PAGE_TABLE_BASE_ADDR (AM_GMC.enable_vm_addressing)
   gpu_va va_base() const { return va_base_; }
   std::uint64_t va_size_bytes() const { return va_size_; }
   std::size_t table_count() const { return table_count_; }  // including the root

@@ -9,7 +9,7 @@ namespace tg::memory {
 
 namespace {
 
-// The documented layout, field by field (Linux 6.12 amdgpu_vm.h; amdgpu_vm.h). Deliberately not
+// The documented layout, field by field (Linux 6.12 amdgpu_vm.h). Deliberately not
 // taken from pte_format.hpp.
 struct field {
   unsigned lo, hi;  // inclusive bit positions
@@ -32,9 +32,10 @@ constexpr field f_gfx12_pte{63, 63};    // AMDGPU_PTE_IS_PTE / AMDGPU_PDE_PTE_GF
 
 constexpr unsigned levels = 4;
 constexpr unsigned entries_per_table = 512;
-constexpr std::array<unsigned, levels> va_shift{39, 30, 21, 12};  // PDB2, PDB1, PDB0, PTB (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
+// PDB2, PDB1, PDB0, PTB: the va_shifts of tinygrad/runtime/support/am/amdev.py: AMDev.init_sw.
+constexpr std::array<unsigned, levels> va_shift{39, 30, 21, 12};
 constexpr std::array<const char*, levels> level_name{"PDB2", "PDB1", "PDB0", "PTB"};
-constexpr std::uint64_t gpu_physical_limit = std::uint64_t{1} << 44;  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
+constexpr std::uint64_t gpu_physical_limit = std::uint64_t{1} << 44;  // DMA mask in gmc_v11_0_sw_init
 
 bool is_leaf(gfx_gen gen, unsigned level, std::uint64_t e) {
   if (level == levels - 1) return true;
@@ -65,7 +66,7 @@ void check_entry(gfx_gen gen, unsigned level, bool leaf, std::uint64_t va, std::
     problems.push_back(str(level_name[level], " entry for VA ", hex{va}, " = ", hex{e}, ": ", what));
   };
   if (!leaf) {
-    // gfx11/12 PDEs carry the table address and VALID only (no translate_further, amdgpu_vm.h).
+    // gfx11/12 PDEs carry the table address and VALID only (no translate_further, gmc_v11_0_get_vm_pde).
     if ((e & ~(f_address.get(~std::uint64_t{0}) << 12)) != 1) report("a table pointer with flag bits set (a leaf without its leaf marker?)");
     return;
   }

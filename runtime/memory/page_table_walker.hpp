@@ -1,6 +1,6 @@
 // page_table_walker.hpp: reads a GPU's page tables back from VRAM and lists what they map.
 //
-// Written from the documented entry layout (amdgpu_vm.h; tinygrad/runtime/support/am/amdev.pyinux amdgpu_vm.h) with its own constants:
+// Written from the documented entry layout (Linux amdgpu_vm.h) with its own constants:
 // it shares no encoding code with the mapper (page_table, pte_format.hpp), so tests can check one
 // against the other. The GPU emulator's MMU uses translate() the way the hardware walker would.
 #pragma once

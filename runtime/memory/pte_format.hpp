@@ -15,7 +15,8 @@ namespace tg::memory {
 // amdgpu_vm.h:190 enum amdgpu_vm_level. gmc_v11_0.c:805 and gmc_v12_0.c:770 call
 // amdgpu_vm_adjust_size(adev, 256 * 1024, 9, 3, 48): up to 3 directory levels (root PDB2) over 48
 // bits, and amdgpu_vm.c:2272 then sets block_size 9. So every level has 512 entries and resolves 9
-// VA bits above the 12-bit page offset (AM programs the same: depth 3, block size 0; tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
+// VA bits above the 12-bit page offset (AM programs the same: depth 3, block size 0;
+// tinygrad/runtime/support/am/ip.py: AM_GMC.enable_vm_addressing).
 enum class pt_level : std::uint8_t { pdb2, pdb1, pdb0, ptb };
 
 inline constexpr std::uint32_t pt_entries = 512;
@@ -31,7 +32,8 @@ static_assert(level_coverage(pt_level::ptb) == page_bytes);
 
 enum class page_location : std::uint8_t { vram, system };
 
-// What a leaf grants. The reference sets read, write and execute on every leaf (amdgpu_vm.h).
+// What a leaf grants. The reference sets read, write and execute on every leaf
+// (tinygrad/runtime/support/am/ip.py: AM_GMC.get_pte_flags).
 struct page_flags {
   page_location location = page_location::vram;
   bool snooped = false;   // system memory only: the GPU snoops the CPU caches (coherent host RAM)
@@ -67,11 +69,12 @@ inline constexpr std::uint64_t mtype_uc = 3;
 }  // namespace pte_bits
 
 // The GPU accepts physical addresses below 2^44 (gmc_v11_0.c:839, gmc_v12_0.c:804:
-// dma_set_mask_and_coherent(DMA_BIT_MASK(44)); the reference rejects larger ones, tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
+// dma_set_mask_and_coherent(DMA_BIT_MASK(44)); the reference rejects larger ones,
+// tinygrad/runtime/support/am/amdev.py: AMPageTableEntry.set_entry).
 inline constexpr std::uint64_t max_physical_address = std::uint64_t{1} << 44;
 
 // A directory entry pointing at a child table: address | VALID, nothing else on gfx11/gfx12 (no
-// translate_further there, so gmc_v1x_0_get_vm_pde adds no BFS/TF bits; amdgpu_vm.h).
+// translate_further there, so gmc_v1x_0_get_vm_pde adds no BFS/TF bits).
 constexpr std::uint64_t encode_pde(gpu_pa child_table) {
   return (child_table.value & pte_bits::address_mask) | pte_bits::valid;
 }
@@ -108,7 +111,7 @@ constexpr std::uint64_t with_fragment(std::uint64_t leaf, unsigned fragment) {
   return (leaf & ~field) | (std::uint64_t(fragment & pte_bits::fragment_max) << pte_bits::fragment_shift);
 }
 
-// The worked example of amdgpu_vm.h: gfx11 cached VRAM leaf in a PTB with a 2 MiB fragment is
+// A worked example: a gfx11 cached VRAM leaf in a PTB with a 2 MiB fragment is
 // paddr | 0x4F1; gfx12 adds bit 63.
 static_assert(encode_leaf(gfx_gen::gfx11, pt_level::ptb, {0x20'0000}, {}, 9) == 0x2004F1);
 static_assert(encode_leaf(gfx_gen::gfx12, pt_level::ptb, {0x20'0000}, {}, 9) == 0x8000'0000'0020'04F1ull);

@@ -1,9 +1,11 @@
 // tlb_invalidator.hpp: the callback the page tables call after every change, so the GPU drops stale
 // translations.
 //
-// The driver implements it with the GC and MM hub invalidation sequence (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c); tests count the
-// calls. Unlike the reference, which only flushed after map (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c), the page tables call it
-// after unmap and remap too, and before the memory of a freed table is handed back to the allocator.
+// The driver implements it with the GC and MM hub invalidation sequence (tinygrad/runtime/support/am/
+// ip.py: AM_GMC.flush_tlb; gmc_v11_0.c: gmc_v11_0_flush_gpu_tlb); tests count the calls. Unlike the
+// reference, which only flushed after map (tinygrad/runtime/support/am/amdev.py:
+// AMMemoryManager.on_range_mapped), the page tables call it after unmap and remap too, and before
+// the memory of a freed table is handed back to the allocator.
 #pragma once
 #include <cstdint>
 

@@ -4,8 +4,8 @@
 // so its bookkeeping lives on the host. Allocate and free are O(1): free blocks sit in 64 x 16
 // size-class lists found through two bitmaps (first level: power of two; second level: 16 equal
 // steps within it), as in Masmano et al., "TLSF: a new dynamic memory allocator for real-time
-// systems" (ECRTS 2004), and the reference's VRAM allocator (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c). Neighbouring free blocks
-// merge on free, so freeing everything leaves one block.
+// systems" (ECRTS 2004), and the reference's VRAM allocator (tinygrad/runtime/support/memory.py:
+// TLSFAllocator). Neighbouring free blocks merge on free, so freeing everything leaves one block.
 //
 // Sizes are rounded up to the granule (4 KiB for VRAM and VA); alignments are powers of two.
 // Not thread-safe: the driver serialises calls.

@@ -1,7 +1,8 @@
 // va_allocator.hpp: the GPU virtual-address allocator: TLSF over a VA window, in 4 KiB granules.
 //
 // The reference keeps one window for the whole process, base 2^45, size 2^44 (16 TiB), so a VA is
-// unique across GPUs (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c). Running out is a device_error that names the request.
+// unique across GPUs (tinygrad/runtime/support/am/amdev.py: AMMemoryManager.va_allocator). Running
+// out is a device_error that names the request.
 #pragma once
 #include <bit>
 #include <cstdint>
@@ -20,8 +21,9 @@ class va_allocator {
   va_allocator(gpu_va base, std::uint64_t size_bytes) : tlsf_("gpu va", base.value, size_bytes, va_granule_bytes) {}
 
   // align_bytes 0 means the natural alignment: the largest power of two <= size_bytes, at least
-  // 4 KiB (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c). Big buffers then start on 2 MiB (and larger) boundaries, which lets the
-  // page tables use 2 MiB leaves and large fragments for them.
+  // 4 KiB (tinygrad/runtime/support/memory.py: MemoryManager.alloc_vaddr). Big buffers then start
+  // on 2 MiB (and larger) boundaries, which lets the page tables use 2 MiB leaves and large
+  // fragments for them.
   gpu_va allocate(std::uint64_t size_bytes, std::uint64_t align_bytes = 0) {
     return {tlsf_.allocate(size_bytes, effective_align(size_bytes, align_bytes))};
   }

@@ -20,7 +20,8 @@ class vram_access {
 
   // Consecutive words. The page-table code always writes a run of entries (or a whole new table)
   // with one call, so a transport where each access is a round trip (USB: a control plus a bulk
-  // transfer, tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py item 4) can override these with one burst.
+  // transfer, tinygrad/runtime/support/usb.py: CustomASM24Controller.pcie_mem_write) can override
+  // these with one burst.
   virtual void write_words(gpu_pa first, std::span<const std::uint64_t> words) {
     for (std::size_t i = 0; i < words.size(); ++i) write64(first + 8 * i, words[i]);
   }

@@ -1,8 +1,8 @@
 // vram_allocator.hpp: the VRAM physical allocator: TLSF over VRAM offsets, in 4 KiB granules.
 //
 // Page tables, data buffers, rings: everything in VRAM comes from one of these (the driver may
-// keep several: boot, page-table pool, general; tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c). Running out is a device_error that
-// names the request and the free space.
+// keep several: boot, page-table pool, general, as tinygrad/runtime/support/memory.py:
+// MemoryManager does). Running out is a device_error that names the request and the free space.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -12,7 +12,7 @@
 
 namespace tg::memory {
 
-inline constexpr std::uint64_t vram_granule_bytes = 4096;  // the GPU page; callers round to it (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
+inline constexpr std::uint64_t vram_granule_bytes = 4096;  // the GPU page; callers round to it (MemoryManager.palloc)
 
 class vram_allocator {
  public:

@@ -38,14 +38,16 @@ std::string event_name(std::uint32_t event) {
   return out.str();
 }
 
-// Bit fields of a packet dword that nvd.h names by shift only; widths from the packet layouts in nvd.h's users (gfx_v11_0.c).
+// Bit fields of a packet dword that nvd.h names by shift only; widths are tg's reading of the packet
+// layouts (compare nvd.h's masked PACKET3_<packet>__<field> macros where it has them).
 struct bits {
   std::string_view name;
   unsigned shift, width;
 };
 constexpr std::uint32_t get(std::uint32_t word, bits b) { return (word >> b.shift) & ((1u << b.width) - 1); }
 
-// GCR_CNTL of ACQUIRE_MEM: shifts from nvd.h, widths from tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h.
+// GCR_CNTL of ACQUIRE_MEM: shifts from nvd.h, each width the gap to the next shift (SEQ: up to
+// PACKET3_ACQUIRE_MEM_GCR_RANGE_IS_PA).
 constexpr bits acquire_gcr_bits[] = {
     {"GLI_INV", PACKET3_ACQUIRE_MEM_GCR_CNTL_GLI_INV.shift, 2},
     {"GL1_RANGE", PACKET3_ACQUIRE_MEM_GCR_CNTL_GL1_RANGE.shift, 2},
@@ -129,7 +131,7 @@ class pm4_decoder {
   }
 
   void wait_reg_mem(std::ostream& out, std::span<const std::uint32_t> p) {
-    constexpr bits function{"function", WAIT_REG_MEM_FUNCTION.shift, 3};  // tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h widths
+    constexpr bits function{"function", WAIT_REG_MEM_FUNCTION.shift, 3};  // nvd.h: PACKET3_WAIT_REG_MEM__FUNCTION
     constexpr bits mem_space{"mem_space", WAIT_REG_MEM_MEM_SPACE.shift, 1};
     constexpr bits operation{"operation", WAIT_REG_MEM_OPERATION.shift, 2};
     constexpr bits engine{"engine", WAIT_REG_MEM_ENGINE.shift, 1};
@@ -146,7 +148,7 @@ class pm4_decoder {
   }
 
   void release_mem(std::ostream& out, std::span<const std::uint32_t> p) {
-    constexpr bits event_type{"event", PACKET3_RELEASE_MEM_EVENT_TYPE.shift, 6};  // tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h widths
+    constexpr bits event_type{"event", PACKET3_RELEASE_MEM_EVENT_TYPE.shift, 6};  // as nvd.h: EVENT_WRITE__EVENT_TYPE
     constexpr bits event_index{"index", PACKET3_RELEASE_MEM_EVENT_INDEX.shift, 4};
     constexpr bits cache_policy{"cache_policy", PACKET3_RELEASE_MEM_CACHE_POLICY.shift, 2};
     constexpr bits data_sel{"data_sel", PACKET3_RELEASE_MEM_DATA_SEL.shift, 3};

@@ -3,11 +3,12 @@
 // A ring calls write64(put value) after the ring contents and the write-pointer shadow are
 // published (ring.hpp). Implementations:
 //   - driver, PCI: a 64-bit store into the doorbell BAR (BAR2) at the queue's doorbell offset
-//     (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c: compute 0x18, SDMA0 0x800), preceded by the HDP flush of tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h, which the
-//     driver owns because it needs the MMIO mapping;
+//     (8 x amdgpu_doorbell.h's AMDGPU_NAVI10_DOORBELL_MEC_RING0 / _sDMA_ENGINE0: compute 0x18,
+//     SDMA0 0x800), preceded by the HDP flush of tinygrad/runtime/ops_amd.py:
+//     AMDQueueDesc.signal_doorbell, which the driver owns because it needs the MMIO mapping;
 //   - emulator: run the queue's packets up to `value`;
 //   - tests: record the value and let a consumer thread see it.
-// The value is in the queue's units (PM4: dwords, SDMA: bytes; tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
+// The value is in the queue's units (PM4: dwords, SDMA: bytes; sdma_v6_0_ring_set_wptr writes wptr << 2).
 //
 // The engine must keep going without further doorbells, as hardware does: host waits (ring space,
 // signals) only poll memory and never ring again. An emulator that executes packets only inside

@@ -1,9 +1,10 @@
 // gpu_signal.hpp: a 64-bit value in GPU-visible memory that engines raise and the host waits on.
 //
-// Layout (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c): 16 bytes, the value at +0 and a 64-bit timestamp at +8 (GPU clock, 100 MHz:
-// 100 ticks per microsecond). Engines write 32 bits (RELEASE_MEM DATA_SEL 1, SDMA FENCE) and their
-// waits compare 32 bits (WAIT_REG_MEM, POLL_REGMEM); the host reads and writes all 64, so the
-// upper dword stays 0 and values stay below 2^32 (timeline.hpp wraps them at 2^31).
+// Layout (tinygrad/runtime/support/hcq.py: HCQSignal): 16 bytes, the value at +0 and a 64-bit
+// timestamp at +8 (GPU clock, 100 MHz: 100 ticks per microsecond, the timestamp_divider of
+// tinygrad/runtime/ops_amd.py: AMDSignal). Engines write 32 bits (RELEASE_MEM DATA_SEL 1, SDMA
+// FENCE) and their waits compare 32 bits (WAIT_REG_MEM, POLL_REGMEM); the host reads and writes
+// all 64, so the upper dword stays 0 and values stay below 2^32 (timeline.hpp wraps them at 2^31).
 //
 // Named gpu_signal rather than signal: ::signal from <csignal> would collide with it wherever a
 // file says `using namespace tg::queue`.
@@ -42,7 +43,8 @@ class gpu_signal {
   void set(std::uint64_t value) { store64(memory_, value_offset, value); }
 
   // Returns once value() >= `target`. Throws device_error if the value stays unchanged for
-  // `timeout` (progress restarts the timer, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c); `hook` runs about every 100 ms meanwhile.
+  // `timeout` (progress restarts the timer, as HCQSignal.wait); `hook` runs about every 100 ms
+  // meanwhile.
   void wait(std::uint64_t target, std::chrono::milliseconds timeout, const wait_hook& hook = {}) const;
 
  private:

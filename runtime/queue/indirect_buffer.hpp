@@ -2,14 +2,16 @@
 //
 // The commands are copied into IB memory once; each replay patches a few dwords in place (kernel
 // arguments, signal values: at dword offsets the recorder noted) and submits only a 4-dword
-// INDIRECT_BUFFER packet from the ring (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c). Memory past the commands is data the
-// commands point at, kernel arguments for instance, and is patched the same way (like hcq2's
-// kernargs at the tail of the command buffer, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
+// INDIRECT_BUFFER packet from the ring (tinygrad/runtime/ops_amd.py: AMDComputeQueue.bind). Memory
+// past the commands is data the commands point at, kernel arguments for instance, and is patched
+// the same way (like the kernargs tinygrad's hcq2, extra/hcq2/ops_amd2.py, packs at the tail of a
+// command buffer).
 //
-// Reuse protocol (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c; 9.1 hazard (b)): an IB is never written while the GPU may read
-// it. Each submission records its timeline value; patch() refuses (usage_error) until that value
-// was reached, and wait_idle() waits for it. The CP has read all of the IB once the RELEASE_MEM
-// that follows the INDIRECT_BUFFER in the ring has signalled.
+// Reuse protocol (tinygrad/runtime/graph/hcq.py: HCQGraph.__call__ waits for the previous replay
+// before patching): an IB is never written while the GPU may read it. Each submission records its
+// timeline value; patch() refuses (usage_error) until that value was reached, and wait_idle()
+// waits for it. The CP has read all of the IB once the RELEASE_MEM that follows the
+// INDIRECT_BUFFER in the ring has signalled.
 //
 //   tg::queue::indirect_buffer ib("graph0", mem, recorded);
 //   for (...) {
@@ -35,7 +37,8 @@ class queue_compute;
 
 class indirect_buffer {
  public:
-  // `memory` holds the commands and any data after them; its va is 4-byte aligned (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
+  // `memory` holds the commands and any data after them; its va is 4-byte aligned (nvd.h: IB_BASE_LO
+  // holds bits 31:2).
   indirect_buffer(std::string name, queue_memory memory, std::span<const std::uint32_t> commands);
 
   const std::string& name() const { return name_; }

@@ -8,8 +8,8 @@
 namespace tg::queue::pm4 {
 namespace {
 
-// Register indices of the dispatch sequence. They are the same on gfx11 and gfx12 (the IP offset headers in drivers/gpu/drm/amd/include/asic_reg),
-// which the static_asserts below check against both generated tables.
+// Register indices of the dispatch sequence. They are the same on gfx11 and gfx12 (gc_11_0_0_offset.h,
+// gc_12_0_0_offset.h), which the static_asserts below check against both generated tables.
 constexpr std::uint32_t index_of(std::string_view name) {
   std::uint32_t i11 = reg_index(gfx_version::gfx11, name);
   if (i11 != reg_index(gfx_version::gfx12, name)) throw usage_error("gfx11 and gfx12 disagree");
@@ -33,7 +33,7 @@ static_assert(index_of("regCOMPUTE_RESTART_Z") == reg_restart_x + 2);
 static_assert(index_of("regCOMPUTE_USER_DATA_15") == reg_user_data_0 + 15);
 static_assert(index_of("regCOMPUTE_NUM_THREAD_X") == reg_start_x + 3);
 static_assert(index_of("regCOMPUTE_PERFCOUNT_ENABLE") == reg_start_x + 7);
-// The packet offsets of tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h (steps 6, 7, 8, 9, 10, 11, 12, 13, 14).
+// The SET_SH_REG offsets of the registers tinygrad/runtime/ops_amd.py: AMDComputeQueue.exec writes.
 static_assert(reg_pgm_lo - PACKET3_SET_SH_REG_START == 0x20C && reg_pgm_rsrc1 - PACKET3_SET_SH_REG_START == 0x212);
 static_assert(reg_pgm_rsrc3 - PACKET3_SET_SH_REG_START == 0x228 && reg_tmpring_size - PACKET3_SET_SH_REG_START == 0x218);
 static_assert(reg_scratch_base_lo - PACKET3_SET_SH_REG_START == 0x210 && reg_restart_x - PACKET3_SET_SH_REG_START == 0x21B);
@@ -56,12 +56,13 @@ constexpr std::uint32_t release_gcr_mask =
     PACKET3_RELEASE_MEM_GCR_GL2_DISCARD | PACKET3_RELEASE_MEM_GCR_GL2_INV | PACKET3_RELEASE_MEM_GCR_GL2_WB |
     PACKET3_RELEASE_MEM_GCR_SEQ;
 
-// Scratch buffer resource (V#) words 2 and 3 and the swizzle bit of word 1 (llvm/docs/AMDGPUUsage.rst).
+// Scratch buffer resource (V#) words 2 and 3 and the swizzle bit of word 1 (tinygrad/runtime/ops_amd.py:
+// AMDComputeQueue.exec).
 constexpr std::uint32_t scratch_vsharp_num_records = 0xFFFFFFFFu;
 constexpr std::uint32_t scratch_vsharp_word3 = 0x20C14000u;
 constexpr std::uint32_t scratch_vsharp_swizzle = 1u << 31;
 
-constexpr std::uint32_t lds_granule_bytes = 512;  // llvm/docs/AMDGPUUsage.rst
+constexpr std::uint32_t lds_granule_bytes = 512;  // tinygrad/runtime/ops_amd.py: AMDProgram.__init__
 
 void require_aligned(gpu_va va, std::uint64_t bytes, const char* what) {
   if (!va.is_aligned(bytes))
@@ -160,7 +161,7 @@ void emit_acquire_mem(cmd_buffer& cb, std::uint32_t gcr_cntl) {
 }
 
 void emit_release_mem(cmd_buffer& cb, const release_mem& r) {
-  if (r.event_type > 0x3F || r.event_index > 0xF)  // EVENT_TYPE 5:0, EVENT_INDEX 11:8 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+  if (r.event_type > 0x3F || r.event_index > 0xF)  // EVENT_TYPE 5:0, EVENT_INDEX 11:8 (nvd.h)
     throw usage_error(str("pm4: RELEASE_MEM event ", unsigned(r.event_type), " index ", unsigned(r.event_index),
                           " does not fit 6 / 4 bits"));
   if (r.gcr & ~release_gcr_mask)
@@ -195,7 +196,7 @@ void emit_dispatch_direct(cmd_buffer& cb, std::array<std::uint32_t, 3> workgroup
 }
 
 void emit_event_write(cmd_buffer& cb, std::uint8_t event_type, std::uint8_t event_index) {
-  if (event_type > 0x3F || event_index > 0xF)  // EVENT_TYPE 5:0, EVENT_INDEX 11:8 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+  if (event_type > 0x3F || event_index > 0xF)  // EVENT_TYPE 5:0, EVENT_INDEX 11:8 (nvd.h)
     throw usage_error(str("pm4: EVENT_WRITE event ", unsigned(event_type), " index ", unsigned(event_index),
                           " does not fit 6 / 4 bits"));
   cb.push_back(type3_header(PACKET3_EVENT_WRITE, event_write_dwords - 1));
@@ -208,7 +209,7 @@ void emit_indirect_buffer(cmd_buffer& cb, gpu_va ib, std::uint32_t size_dwords) 
     throw usage_error(str("pm4: INDIRECT_BUFFER of ", size_dwords, " dwords; the size field holds 1..",
                           max_ib_dwords, " (split the commands into several IBs)"));
   cb.push_back(type3_header(PACKET3_INDIRECT_BUFFER, indirect_buffer_dwords - 1));
-  // VMID (bits 27:24) stays 0: tg runs everything in VMID 0 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
+  // VMID (bits 27:24, nvd.h: PACKET3_INDIRECT_BUFFER__VMID) stays 0: tg runs everything in VMID 0.
   cb.insert(cb.end(), {ib.lo(), ib.hi(), size_dwords | INDIRECT_BUFFER_VALID});
 }
 
@@ -228,7 +229,7 @@ std::vector<std::uint32_t> user_sgprs(const kernel_summary& k, const dispatch_ar
   if (k.code_properties & kcp_private_segment_buffer)
     push({a.scratch.lo(), a.scratch.hi() | scratch_vsharp_swizzle, scratch_vsharp_num_records, scratch_vsharp_word3});
   if (k.code_properties & kcp_dispatch_ptr) {
-    gpu_va packet = a.kernargs + k.kernarg_bytes;  // the HSA dispatch packet follows the arguments (llvm/docs/AMDGPUUsage.rst)
+    gpu_va packet = a.kernargs + k.kernarg_bytes;  // the HSA dispatch packet follows the arguments (ops_amd.py)
     push({packet.lo(), packet.hi()});
   }
   push({a.kernargs.lo(), a.kernargs.hi()});
@@ -247,7 +248,7 @@ void emit_dispatch(cmd_buffer& cb, const kernel_summary& k, const dispatch_args&
     throw usage_error(str("pm4: too many resources requested: group_segment_size ", k.group_segment_bytes,
                           " bytes of LDS, the device has ", a.lds_bytes_max));
   std::uint32_t rsrc1 = k.rsrc1;
-  if (a.gfx == gfx_version::gfx11)  // PRIV, to work around CWSR (llvm/docs/AMDGPUUsage.rst)
+  if (a.gfx == gfx_version::gfx11)  // PRIV, to work around CWSR (ops_amd.py: AMDProgram.__init__)
     rsrc1 = queue_field(a.gfx, "regCOMPUTE_PGM_RSRC1", "PRIV").set(rsrc1, 1);
   std::uint32_t rsrc2 = queue_field(a.gfx, "regCOMPUTE_PGM_RSRC2", "LDS_SIZE").set(k.rsrc2, granules);
   std::uint32_t limits = regs.encode("regCOMPUTE_RESOURCE_LIMITS", {{"WAVES_PER_SH", a.waves_per_sh}});

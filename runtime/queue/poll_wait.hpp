@@ -2,8 +2,8 @@
 //
 // Each wait has a timeout, and the timer restarts whenever the polled value changes: progress
 // means the engine is alive, only a stall is a hang (the reference's signal wait does the same,
-// tinygrad/runtime/support/am/ip.py; gfx_v11_0.c). The caller turns a timeout into a device_error naming what it waited for and the
-// last value read (STYLE section 7).
+// tinygrad/runtime/support/hcq.py: HCQSignal.wait). The caller turns a timeout into a device_error
+// naming what it waited for and the last value read.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -14,7 +14,8 @@ namespace tg::queue {
 
 // Called about every wait_hook_period while a wait has not finished. The driver polls the IH ring
 // here and throws device_error when it finds a fault, so a page fault surfaces in well under the
-// timeout (tinygrad/runtime/support/am/amdev.py item 4: poll every 100-200 ms; 5.8: the reference only notices on timeout).
+// timeout (tg's choice; the reference's USBIface.sleep in tinygrad/runtime/ops_amd.py does nothing,
+// so it only notices at the timeout).
 using wait_hook = std::function<void()>;
 inline constexpr std::chrono::milliseconds wait_hook_period{100};
 

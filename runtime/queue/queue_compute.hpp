@@ -1,10 +1,11 @@
 // queue_compute.hpp: a PM4 compute queue: ring, timeline signal, IB submission, synchronize.
 //
 // Every submission ends with a RELEASE_MEM that raises the timeline signal to the submission's
-// value (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h), in the same ring write and behind the same doorbell as the
-// commands. synchronize() waits for the last value; a wait that times out (or a wait hook that
-// reports a fault) marks the queue failed, and from then on every call throws a device_error that
-// repeats the first error, instead of hanging (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c item 5). Recovering the engine
+// value (tinygrad/runtime/ops_amd.py: AMDComputeQueue.signal), in the same ring write and behind
+// the same doorbell as the commands. synchronize() waits for the last value; a wait that times out
+// (or a wait hook that reports a fault) marks the queue failed, and from then on every call throws
+// a device_error that repeats the first error, instead of hanging (as the error_state that
+// tinygrad/runtime/support/hcq.py: HCQCompiled.synchronize re-raises). Recovering the engine
 // (dequeue, MEC reset, fresh MQD) is the driver's; afterwards it builds a new queue_compute.
 //
 //   tg::queue::queue_compute q({.ring = {.name = "compute0", .ring = ring_mem, .rptr = p.rptr,

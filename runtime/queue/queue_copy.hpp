@@ -1,9 +1,9 @@
 // queue_copy.hpp: an SDMA copy queue: ring, timeline signal, synchronize.
 //
 // The SDMA twin of queue_compute.hpp: every submission ends with a FENCE that raises the timeline
-// signal (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c), placed by ring_sdma so that no packet straddles the ring end; waits
-// that fail mark the queue failed. SDMA indirect buffers (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c, optional in the reference)
-// are not supported.
+// signal (tinygrad/runtime/ops_amd.py: AMDCopyQueue.signal), placed by ring_sdma so that no packet
+// straddles the ring end; waits that fail mark the queue failed. SDMA indirect buffers
+// (AMDCopyQueue.bind, optional in the reference: env AMD_SDMA_BIND) are not supported.
 //
 //   tg::queue::queue_copy q({.ring = {.name = "sdma0", .ring = ring_mem, .rptr = p.rptr, .wptr = p.wptr,
 //                            .bell = &bell}, .signal = signal_mem});

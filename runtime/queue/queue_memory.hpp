@@ -9,10 +9,10 @@
 //   tg::queue::queue_memory ring{bytes, tg::memory::gpu_va{0x1'0000'0000}};
 //   tg::queue::queue_memory rptr = ring.slice(128, 8);
 //
-// Without a CPU mapping (USB: every VRAM access is a bridge message, tinygrad/runtime/support/am/amdev.py; tinygrad/runtime/support/usb.py) the host view
-// is a shadow in host RAM and `mirror` carries it to and from the device: the accessors below push
-// after writing the shadow and pull before reading it. A null mirror is the direct mapping and
-// costs nothing.
+// Without a CPU mapping (USB: every VRAM access is a bridge message, tinygrad/runtime/support/usb.py:
+// USBMMIOInterface) the host view is a shadow in host RAM and `mirror` carries it to and from the
+// device: the accessors below push after writing the shadow and pull before reading it. A null
+// mirror is the direct mapping and costs nothing.
 #pragma once
 #include <atomic>
 #include <cstddef>

@@ -2,7 +2,8 @@
 //
 // A timeout or a fault reported by the wait hook means the engine can no longer be trusted: the
 // queue's ring is marked failed (ring.hpp) so every later use throws at once, as the reference
-// latches its error_state and raises it on the next synchronize (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
+// latches its error_state and raises it on the next synchronize (tinygrad/runtime/support/hcq.py:
+// HCQCompiled.synchronize).
 #pragma once
 #include <chrono>
 

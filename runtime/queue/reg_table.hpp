@@ -8,7 +8,7 @@
 //   using namespace tg::amd::regs;
 //   constexpr std::uint32_t v = gc_11_0_0::table.encode("regCP_HQD_PQ_DOORBELL_CONTROL",
 //                                                       {{"DOORBELL_OFFSET", 6}, {"DOORBELL_EN", 1}});
-//   static_assert(v == 0x40000018);  // tinygrad/runtime/support/am/ip.py; gfx_v11_0.c
+//   static_assert(v == 0x40000018);  // doorbell 3, as tinygrad's AM_GFX.setup_ring programs it
 #pragma once
 #include <cstdint>
 #include <initializer_list>

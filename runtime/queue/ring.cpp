@@ -27,7 +27,8 @@ ring::ring(ring_config config, std::size_t unit_bytes)
   if (config_.bell == nullptr) throw usage_error(str("queue ", config_.name, ": no doorbell"));
   require_word64(config_.rptr, 0, "ring read pointer");
   require_word64(config_.wptr, 0, "ring write-pointer shadow");
-  // The engine starts at 0 (RB_RPTR / RB_WPTR = 0, tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c; a fresh MQD, 5.4).
+  // The engine starts at 0 (RB_RPTR / RB_WPTR = 0 in tinygrad/runtime/support/am/ip.py:
+  // AM_SDMA.setup_ring; a fresh MQD in AM_GFX.setup_ring).
   store64(config_.rptr, 0, 0);
   store64(config_.wptr, 0, 0);
 }
@@ -94,7 +95,8 @@ void ring::publish(std::uint64_t new_put) {
   // A full fence, not only a release one: on x86 a release fence emits no instruction, and ring
   // memory may be a write-combined BAR mapping whose buffered stores only an mfence drains.
   // amdgpu_ring_commit issues mb() before setting the write pointer for the same reason; the
-  // reference issues a seq_cst fence before the doorbell (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
+  // reference issues a seq_cst fence before the doorbell (tinygrad/runtime/ops_amd.py:
+  // AMDQueueDesc.signal_doorbell).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   store64(config_.wptr, 0, put_);
   std::atomic_thread_fence(std::memory_order_seq_cst);

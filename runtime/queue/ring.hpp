@@ -1,13 +1,14 @@
 // ring.hpp: what the PM4 and SDMA rings share: pointers, free space, publishing, failure.
 //
 // A ring is a power-of-two buffer the host fills and an engine drains. The host keeps a 64-bit
-// "put value" that only grows (tinygrad/runtime/support/am/amdev.py; tinygrad/runtime/support/am/ip.py); slot = put mod ring size. The engine reports how far
-// it has read through the read-pointer write-back word and polls the write-pointer shadow; the
-// doorbell wakes it. Units differ per engine (PM4 dwords, SDMA bytes: tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), so ring_pm4 and
-// ring_sdma pass theirs in and everything here counts in those units.
+// "put value" that only grows (tinygrad/runtime/ops_amd.py: AMDQueueDesc.put_value); slot = put mod
+// ring size. The engine reports how far it has read through the read-pointer write-back word and
+// polls the write-pointer shadow; the doorbell wakes it. Units differ per engine (PM4 dwords, SDMA
+// bytes: sdma_v6_0_ring_set_wptr writes wptr << 2), so ring_pm4 and ring_sdma pass theirs in and
+// everything here counts in those units.
 //
-// Back-pressure (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c item 2; the reference has none for compute): nothing is
-// written over ring space the engine has not consumed. reserve() waits, with a timeout, until the
+// Back-pressure (tg's choice; the reference has none for compute, AMDComputeQueue._submit): nothing
+// is written over ring space the engine has not consumed. reserve() waits, with a timeout, until the
 // read pointer has advanced far enough.
 //
 // Read-pointer format: gfx11 reports a 32-bit PM4 read pointer (gfx_v11_0_ring_get_rptr_compute,
@@ -33,7 +34,8 @@
 
 namespace tg::queue {
 
-// The engine does not move for this long, and the wait is a hang (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c, tinygrad/runtime/support/am/amdev.py).
+// The engine does not move for this long, and the wait is a hang (30 s, the default of
+// tinygrad/runtime/support/hcq.py: HCQSignal.wait).
 inline constexpr std::chrono::milliseconds default_wait_timeout{30000};
 
 struct ring_config {
@@ -47,7 +49,8 @@ struct ring_config {
 };
 
 // The reference's 256-byte pointer page, laid out as HSA's amd_queue_t: write pointer at byte 56,
-// read pointer at byte 128 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c; the MQD's wptr_poll_addr and rptr_report_addr).
+// read pointer at byte 128 (ROCR-Runtime amd_hsa_queue.h; the MQD's wptr_poll_addr and
+// rptr_report_addr).
 inline constexpr std::size_t pointer_page_bytes = 256;
 inline constexpr std::size_t pointer_page_wptr_offset = 56;
 inline constexpr std::size_t pointer_page_rptr_offset = 128;
@@ -97,7 +100,7 @@ class ring {
   // Zeroes `units` from position `at` (SDMA NOP padding), wrapping at the ring end.
   void zero(std::uint64_t at, std::uint64_t units);
   // Makes everything before `new_put` visible to the engine: fence, write-pointer shadow, fence,
-  // doorbell (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
+  // doorbell (tinygrad/runtime/ops_amd.py: AMDQueueDesc.signal_doorbell).
   void publish(std::uint64_t new_put);
 
  private:

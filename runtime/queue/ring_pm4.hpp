@@ -1,8 +1,9 @@
 // ring_pm4.hpp: the compute (MEC) ring: PM4 dwords, a dword write pointer, back-pressure.
 //
-// Pointer units (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c): the put value, write-pointer shadow and doorbell value count dwords
-// and only grow; the CP reports its read pointer in dwords. PM4 packets may run across the ring
-// end: the CP follows the wrap (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), so no padding is needed.
+// Pointer units (tinygrad/runtime/ops_amd.py: AMDComputeQueue._submit): the put value, write-pointer
+// shadow and doorbell value count dwords and only grow; the CP reports its read pointer in dwords.
+// PM4 packets may run across the ring end: the CP follows the wrap (the reference writes modulo the
+// ring size), so no padding is needed.
 //
 //   tg::queue::ring_pm4 ring({.name = "compute0", .ring = mem, .rptr = p.rptr, .wptr = p.wptr, .bell = &bell});
 //   ring.submit({commands, signal_packet});  // one doorbell for both

@@ -9,8 +9,8 @@ sdma_placement place_sdma(std::span<const std::uint32_t> packets, std::uint64_t 
                           sdma_wrap rule) {
   const std::uint64_t left = ring_bytes - pos % ring_bytes;
   const std::uint64_t total = packets.size_bytes();
-  // "Fits" is strict, as in the reference (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c): a submission that would end
-  // exactly at the ring end goes to offset 0 instead.
+  // "Fits" is strict, as in the reference (tinygrad/runtime/ops_amd.py: AMDCopyQueue._submit): a
+  // submission that would end exactly at the ring end goes to offset 0 instead.
   std::size_t fit = 0;
   if (total < left) {
     fit = packets.size();

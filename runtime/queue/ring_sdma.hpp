@@ -1,19 +1,21 @@
 // ring_sdma.hpp: the SDMA ring: byte pointers, packets that never straddle the ring end.
 //
-// Pointer units (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c): put value, write-pointer shadow, doorbell value and the
-// engine's read-pointer write-back all count bytes (Linux writes wptr << 2).
+// Pointer units (tinygrad/runtime/ops_amd.py: AMDCopyQueue._submit): put value, write-pointer
+// shadow, doorbell value and the engine's read-pointer write-back all count bytes (Linux writes
+// wptr << 2).
 //
-// Wrap rule (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c; the reference assumes SDMA cannot execute a packet that straddles the
-// ring end, while Linux lets its SDMA packets wrap: tg keeps the stricter rule, which costs at
+// Wrap rule (AMDCopyQueue._submit; the reference assumes SDMA cannot execute a packet that straddles
+// the ring end, while Linux lets its SDMA packets wrap: tg keeps the stricter rule, which costs at
 // most one zeroed tail per wrap):
 //   split_at_packet (reference, PCI): the leading packets that fit before the ring end, their
 //     bytes strictly less than the space left, are written there; if any remain, the space from
-//     after them to the ring end is zero-filled (a zero dword is an SDMA NOP, sdma_v7_0.c; sdma_v6_0_0_pkt_open.h) and the
-//     rest starts at offset 0.
+//     after them to the ring end is zero-filled (a zero dword is an SDMA NOP: SDMA_OP_NOP is 0 in
+//     sdma_v6_0_0_pkt_open.h) and the rest starts at offset 0.
 //   whole_submission (reference on USB, and hcq2): the same, but either every packet fits at the
 //     tail or none is written there.
 // The bytes consumed (packets plus zeroed tail) must leave one dword of the ring free; before
-// writing, the ring waits until the engine has read far enough (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c, for both rules).
+// writing, the ring waits until the engine has read far enough (as AMDCopyQueue._submit busy-waits
+// on PCI; here for both rules).
 //
 //   tg::queue::ring_sdma ring({.name = "sdma0", .ring = mem, .rptr = p.rptr, .wptr = p.wptr, .bell = &bell});
 //   tg::queue::cmd_buffer cb;

@@ -53,7 +53,7 @@ void emit_const_fill(cmd_buffer& cb, gpu_va dst, std::uint32_t pattern, std::uin
     std::uint64_t n = std::min(bytes - done, fill_max_bytes);
     gpu_va d = dst + done;
     packet<const_fill_dwords> p;
-    // FILLSIZE 0 and a byte count, as sdma_v6_0_emit_fill_buffer (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c).
+    // FILLSIZE 0 and a byte count, as sdma_v6_0_emit_fill_buffer.
     p.set(SDMA_PKT_CONSTANT_FILL_HEADER_op, SDMA_OP_CONST_FILL)
         .set(SDMA_PKT_CONSTANT_FILL_DST_ADDR_LO_dst_addr_31_0, d.lo())
         .set(SDMA_PKT_CONSTANT_FILL_DST_ADDR_HI_dst_addr_63_32, d.hi())

@@ -31,8 +31,8 @@ constexpr std::uint32_t encode(const packet_field& f, std::uint32_t value) {
 }
 
 // Largest copy / fill per packet: Linux's copy_max_bytes and fill_max_bytes for SDMA 6 and 7
-// (sdma_v6_0.c and sdma_v7_0.c, `sdma_v*_buffer_funcs`). The COUNT fields could hold 1 GiB, but
-// amdgpu stays at 4 MiB (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c), and so does tg.
+// (sdma_v6_0.c and sdma_v7_0.c, `sdma_v*_buffer_funcs`). The COUNT fields could hold 1 GiB (the
+// reference's AMDCopyQueue uses that), but amdgpu stays at 4 MiB, and so does tg.
 inline constexpr std::uint64_t copy_max_bytes = 0x400000;
 inline constexpr std::uint64_t fill_max_bytes = 0x400000;
 static_assert(copy_max_bytes - 1 <= SDMA_PKT_COPY_LINEAR_COUNT_count.mask);
@@ -48,12 +48,12 @@ inline constexpr std::size_t timestamp_dwords = SDMA_PKT_TIMESTAMP_GET_GLOBAL_dw
 constexpr std::size_t write_dwords(std::size_t data_dwords) { return SDMA_PKT_WRITE_UNTILED_dwords + data_dwords; }
 static_assert(copy_linear_dwords == 7 && const_fill_dwords == 5 && fence_dwords == 4 && trap_dwords == 2 &&
                   poll_regmem_dwords == 6 && timestamp_dwords == 3 && write_dwords(1) == 5,
-              "tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c-4.8");
+              "SDMA 6 packet sizes (sdma_v6_0_0_pkt_open.h)");
 
 constexpr std::size_t copy_packets(std::uint64_t bytes) { return (bytes + copy_max_bytes - 1) / copy_max_bytes; }
 constexpr std::size_t fill_packets(std::uint64_t bytes) { return (bytes + fill_max_bytes - 1) / fill_max_bytes; }
 
-// `dwords` NOPs: zero dwords, each a one-dword NOP (sdma_v7_0.c; sdma_v6_0_0_pkt_open.h).
+// `dwords` NOPs: zero dwords, each a one-dword NOP (SDMA_OP_NOP is 0, sdma_v6_0_0_pkt_open.h).
 void emit_nop(cmd_buffer& cb, std::size_t dwords);
 
 // Copy `bytes` from src to dst, split into COPY_LINEAR packets of at most copy_max_bytes.
@@ -71,7 +71,8 @@ void emit_fence(cmd_buffer& cb, gpu_va addr, std::uint32_t value);
 void emit_trap(cmd_buffer& cb, std::uint32_t int_context = 0);
 
 // Poll the 32-bit word at addr (4-byte aligned) until (value & mask) <func> reference.
-// retry_count 0xFFF retries forever (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c); interval is in the engine's poll units.
+// retry_count 0xFFF retries forever (as sdma_v6_0_ring_emit_pipeline_sync); interval is in the
+// engine's poll units.
 void emit_poll_regmem(cmd_buffer& cb, gpu_va addr, compare func, std::uint32_t reference,
                       std::uint32_t mask = 0xFFFFFFFFu, std::uint32_t interval = 4, std::uint32_t retry_count = 0xFFF);
 

@@ -1,15 +1,16 @@
 // timeline.hpp: a queue's timeline: the value each submission signals, and completion checks.
 //
 // Each submission ends by raising the timeline signal to the next value; all work up to a
-// submission is done once the signal reached its value (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c: values start at 1, "wait for
-// everything" = wait for the last value handed out).
+// submission is done once the signal reached its value (as tinygrad/runtime/support/hcq.py:
+// HCQCompiled's timeline: values start at 1, "wait for everything" = wait for the last value
+// handed out).
 //
 // Wrap: engines write 32 bits, so values may not grow forever. Once the last value passed
 // `wrap_at` (2^31, as the reference) and the queue is idle, the signal goes back to 0 and values
 // restart at 1 in a new epoch. A submission from an older epoch is complete by construction: the
 // wrap only happens after everything before it finished. (The reference swaps to a shadow signal
-// instead, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c, because other queues may still wait on the old values; here no other queue
-// may hold a GPU-side wait on this timeline across a wrap.)
+// instead, HCQCompiled._wrap_timeline_signal, because other queues may still wait on the old
+// values; here no other queue may hold a GPU-side wait on this timeline across a wrap.)
 #pragma once
 #include <chrono>
 #include <cstdint>

@@ -3,12 +3,13 @@
 //
 // Two implementations: PCI (runtime/transport/pci: Linux sysfs resource files or VFIO, BARs
 // memory-mapped) and USB (runtime/transport/usb: the ASM2464 bridge, where every BAR access is a
-// PCIe TLP carried by USB transfers, tinygrad/runtime/support/usb.py). The emulator (drivers/emu) sits under both, behind
-// a fake sysfs and a fake libusb, so the same transport code runs in CI.
+// PCIe TLP carried by USB transfers, tinygrad/runtime/support/usb.py: CustomASM24Controller). The
+// emulator (drivers/emu) sits under both, behind a fake sysfs and a fake libusb, so the same
+// transport code runs in CI.
 //
 // The driver (drivers/amd) uses only this interface, so it works the same over either:
 //   tg::transport::device_transport& t = ...;
-//   std::uint32_t memsize_mib = t.bar(5).read32(0xDE3 * 4);      // RCC_CONFIG_MEMSIZE (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
+//   std::uint32_t memsize_mib = t.bar(5).read32(0xDE3 * 4);      // RCC_CONFIG_MEMSIZE (amdev.py: _run_discovery)
 //   t.bar(0).write(vram_offset, bytes);                          // chunked below limits() on USB
 //   std::byte* p = t.bar(0).mapping();                           // nullptr on USB: no CPU mapping
 //
@@ -27,7 +28,8 @@ namespace tg::transport {
 
 enum class transport_kind { pci, usb };
 
-// Where a BAR sits on the PCIe bus and how big it is (tinygrad/runtime/support/usb.py; Linux Documentation/PCI/sysfs-pci.rst).
+// Where a BAR sits on the PCIe bus and how big it is (USB: tinygrad/runtime/support/system.py:
+// System.pci_setup_usb_bars; PCI: the sysfs `resource` file, PCIDevice.bar_info).
 struct bar_region {
   std::uint64_t bus_address = 0;
   std::uint64_t size = 0;  // 0: the BAR is not implemented
@@ -36,8 +38,9 @@ struct bar_region {
 };
 
 // One BAR as the host reaches it. Offsets are bytes from the BAR start. read32/write32 and the
-// range accesses need 4-byte alignment and 4-byte multiples (the USB bridge's rule, tinygrad/runtime/support/usb.py);
-// usage_error otherwise, or when the range leaves the BAR.
+// range accesses need 4-byte alignment and 4-byte multiples (the USB bridge's rule, asserted by
+// tinygrad/runtime/support/usb.py: USBMMIOInterface); usage_error otherwise, or when the range
+// leaves the BAR.
 class bar_window {
  public:
   virtual ~bar_window() = default;
@@ -53,7 +56,7 @@ class bar_window {
   virtual std::byte* mapping() { return nullptr; }
 };
 
-// Host memory the GPU can reach as system memory (the GMMU's SYS pages, amdgpu_vm.h; Linux Documentation/PCI/sysfs-pci.rst).
+// Host memory the GPU can reach as system memory (the GMMU's SYS pages, amdgpu_vm.h: AMDGPU_PTE_SYSTEM).
 // PCI: locked anonymous pages with bus addresses from /proc/self/pagemap. USB: a slice of the
 // bridge's SRAM, which the host reaches only through the bridge (no mapping).
 class dma_region {
@@ -68,8 +71,8 @@ class dma_region {
 };
 
 // A window of memory on the GPU's side of the link that the host fills and drains in bulk, for
-// transports without mapped VRAM (USB: the bridge's 512 KiB SRAM at PCIe 0x200000, tinygrad/runtime/support/usb.py,
-// 7.9, 7.10). The driver moves data between it and VRAM with SDMA.
+// transports without mapped VRAM (USB: the bridge's 512 KiB SRAM at PCIe 0x200000, the copy_bufs of
+// tinygrad/runtime/ops_amd.py: USBIface). The driver moves data between it and VRAM with SDMA.
 //   write: the host fills [offset, offset + bytes) (bulk, 0xF2).
 //   read:  arm_read(offset, bytes), then the GPU stores any dword at release_bus_address() once
 //          its copy into the window is complete, then finish_read() returns the bytes. The host
@@ -84,7 +87,7 @@ class staging_window {
   virtual std::uint64_t release_bus_address() const = 0;
   virtual void finish_read(std::span<std::byte> out) = 0;  // out.size() == the armed bytes
   // A 64-bit word on the GPU's side that the GPU writes and the host reads back without a
-  // release, for pipelined copies (USB: the sys_buf fence at PCIe 0x820800, tinygrad/runtime/support/usb.py).
+  // release, for pipelined copies (USB: the sys_buf fence at PCIe 0x820800, AMDAllocator._copyin).
   // fence_bus_address() 0: the transport has none, and read_fence() returns 0.
   virtual std::uint64_t fence_bus_address() const { return 0; }
   virtual std::uint64_t read_fence() { return 0; }

@@ -1,6 +1,6 @@
 // am_copy_bench.cpp: host <-> VRAM copy speed of the AM driver behind the emulated ASM2464 bridge,
 // with the bridge in real time mode (its modelled bandwidths slept on the wall clock), reported
-// as MB/s and as a fraction of the bridge's modelled SRAM path (0xF2, tinygrad/runtime/support/usb.py). The copies are
+// as MB/s and as a fraction of the bridge's modelled SRAM path (0xF2). The copies are
 // checked bit-exact; the bridge's stats show that no transfer timed out or wedged it.
 //
 //   am_copy_bench [MiB]     (default 64)

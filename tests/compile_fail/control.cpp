@@ -20,6 +20,7 @@ constexpr auto moved = a.reshape(tg::dims<3, 4>).permute<1, 0>() + tg::permute<1
 constexpr auto expanded = b.expand(tg::dims<4, 3>) + tg::broadcast_to<tg::shape_t{2, 4, 3}>(b);
 constexpr auto padded = a.pad(tg::before<0, 1>, tg::after<0, 0>).shrink(tg::begin<0, 1>, tg::end<4, 4>);
 constexpr auto symbolic = tg::mean(s, tg::axis<1>) + s.shrink(tg::begin<0, 0>, tg::end<tg::sym<"sequence_length_in_tok", 1, 64>, 8>).sum(tg::axis<1>);
+constexpr auto mean_symbolic = tg::mean(s, tg::axis<0>) + tg::rmsnorm(s, tg::scalar_input<float>("eps"));  // one symbolic dim
 constexpr auto eight_dims = tg::input<float>("e", tg::dims<1, 1, 1, 1, 1, 1, 1, 2>);
 
 constexpr auto plan = tg::lower(tg::relu(matmul).sum(tg::axis<1>) + elementwise.sum(tg::axis<1>));

@@ -8,7 +8,8 @@
 
 namespace tg::lowering {
 
-enum class kind : std::uint8_t { input, constant, unary, binary, where, cast, reduce, reshape, permute, expand, pad, shrink };
+// dim_value: a leaf holding a dim's bound value (a symbolic count as a number, e.g. for a mean).
+enum class kind : std::uint8_t { input, constant, unary, binary, where, cast, reduce, dim_value, reshape, permute, expand, pad, shrink };
 
 constexpr bool is_movement(kind k) { return k >= kind::reshape; }
 
@@ -22,6 +23,7 @@ struct node_desc {
   axis_mask axes = 0;          // reduce: the reduced axes (result keeps them as 1)
   int perm[max_rank]{};        // permute: result axis i is source axis perm[i]
   std::int64_t offset[max_rank]{};  // pad: zeros before; shrink: first element kept
+  dim size{};                  // dim_value: the dim whose run-time value the leaf is
 
   constexpr bool operator==(const node_desc&) const = default;
 };

@@ -40,10 +40,17 @@ template <class E> constexpr std::int64_t reduced_count(axis_mask mask) {
     if (mask >> i & 1u) n *= E::shape[i].coef;
   return n;
 }
-template <class E> constexpr bool reduced_dims_const(axis_mask mask) {
+template <class E> constexpr int reduced_symbolic_dims(axis_mask mask) {
+  int n = 0;
+  for (int i = 0; i < E::rank; ++i) n += (mask >> i & 1u) && E::shape[i].symbolic;
+  return n;
+}
+// The element count of the reduced axes as one dim: constant, or coef * the one symbol.
+template <class E> constexpr dim reduced_dim(axis_mask mask) {
+  dim d(reduced_count<E>(mask));
   for (int i = 0; i < E::rank; ++i)
-    if ((mask >> i & 1u) && E::shape[i].symbolic) return false;
-  return true;
+    if ((mask >> i & 1u) && E::shape[i].symbolic) d = dim(d.coef, E::shape[i].sym);
+  return d;
 }
 
 template <class E, class Axes = axes_t<>, class Keep = drop_dims_t>
@@ -52,17 +59,25 @@ constexpr auto mean(const tensor<E>& x, Axes axes = {}, Keep keep = {}) {
     return []<int... Ax>(axes_t<Ax...>) { return axes_mask<E::rank, Ax...>(); }(a);
   }(Axes{});
   static_assert(float_operand<E>, "tg::mean(x): x must be a float tensor; cast<float>(x) first");
-  static_assert(reduced_dims_const<E>(mask), "tg::mean: the reduced dims must be compile-time numbers");
-  return sum(x, axes, keep) * (1.0 / double(reduced_count<E>(mask)));
+  static_assert(reduced_symbolic_dims<E>(mask) <= 1,
+                "tg::mean: at most one of the reduced dims may be symbolic (their count must be coef * one variable)");
+  if constexpr (reduced_symbolic_dims<E>(mask) == 0) return sum(x, axes, keep) * (1.0 / double(reduced_count<E>(mask)));
+  else return sum(x, axes, keep) / dim_value_as<E::dt, reduced_dim<E>(mask)>();
 }
 
-// x / sqrt(mean(x^2) + eps) over the last axis, times an optional weight.
-template <class E>
-constexpr auto rmsnorm(const tensor<E>& x, double eps) {
-  return x * rsqrt(mean(x * x, axis<-1>, keepdim) + eps);
+// x / sqrt(mean(x^2) + eps) over the last axis, times an optional weight. eps is a number
+// compiled in, or a tensor (tg::scalar_input<float>("eps")) given when the plan runs.
+// rms_scale is the per-row factor alone (keepdim), for code that shares it between readers.
+template <class E, class Eps> requires(scalar<Eps> || tensor_expr<Eps>)
+constexpr auto rms_scale(const tensor<E>& x, const Eps& eps) {
+  return rsqrt(mean(x * x, axis<-1>, keepdim) + eps);
 }
-template <class E, class W>
-constexpr auto rmsnorm(const tensor<E>& x, const tensor<W>& weight, double eps) {
+template <class E, class Eps> requires(scalar<Eps> || tensor_expr<Eps>)
+constexpr auto rmsnorm(const tensor<E>& x, const Eps& eps) {
+  return x * rms_scale(x, eps);
+}
+template <class E, class W, class Eps> requires(scalar<Eps> || tensor_expr<Eps>)
+constexpr auto rmsnorm(const tensor<E>& x, const tensor<W>& weight, const Eps& eps) {
   return rmsnorm(x, eps) * weight;
 }
 

@@ -1,4 +1,4 @@
-// leaves.hpp: where expressions start: named inputs and constants.
+// leaves.hpp: where expressions start: named inputs, run-time scalars, constants, and dims as values.
 #pragma once
 #include <tg/dsl/expr.hpp>
 
@@ -19,6 +19,31 @@ constexpr auto input(const char* name, dims_t<Dims...>) {
   static_assert(sizeof...(Dims) <= max_rank, "tg::input: at most 8 dimensions");
   using node = expr<leaf_desc(lowering::kind::input, dtype_of<T>, dims_t<Dims...>::value)>;
   return tensor<node>{node{{}, {name, 0}}};
+}
+
+// tg::scalar_input<float>("eps"): one value given when the plan runs (a one-element input,
+// shape ()), that broadcasts against any tensor: a run-time number where a literal would be
+// compiled into the kernel (an epsilon read from a model file, say).
+template <class T>
+constexpr auto scalar_input(const char* name) {
+  return input<T>(name, dims_t<>{});
+}
+
+// tg::dim_value<float, n>(): the value a dim takes at run time (for a symbolic dim, its bound
+// variable times its coefficient), as a scalar of type T (shape ()).
+template <dtype DT, dim D>
+constexpr auto dim_value_as() {
+  constexpr lowering::node_desc d = [] {
+    lowering::node_desc r = leaf_desc(lowering::kind::dim_value, DT, shape_t{});
+    r.size = D;
+    return r;
+  }();
+  return tensor<expr<d>>{};
+}
+template <class T, auto D>
+constexpr auto dim_value() {
+  static_assert(has_dtype<T>, "tg::dim_value<T, D>: T must be a tensor element type");
+  return dim_value_as<dtype_of<T>, dim(D)>();
 }
 
 // A constant of a given dtype broadcast to a shape: tg::full<float>(0.5, tg::dims<4, 4>).

@@ -23,18 +23,20 @@ constexpr std::size_t node_budget() {
 }
 
 constexpr void collect_vars(const graph& g, std::vector<symbol>& vars) {
-  for (const gnode& n : g.nodes)
-    for (int i = 0; i < n.desc.shape.rank; ++i) {
-      const dim& d = n.desc.shape[i];
-      if (!d.symbolic) continue;
-      bool known = false;
-      for (const symbol& s : vars) {
-        if (!(s == d.sym)) continue;
-        if (s.lo != d.sym.lo || s.hi != d.sym.hi) throw "tg::lower: one symbolic variable name has two ranges";
-        known = true;
-      }
-      if (!known) vars.push_back(d.sym);
+  auto collect = [&](const dim& d) {
+    if (!d.symbolic) return;
+    bool known = false;
+    for (const symbol& s : vars) {
+      if (!(s == d.sym)) continue;
+      if (s.lo != d.sym.lo || s.hi != d.sym.hi) throw "tg::lower: one symbolic variable name has two ranges";
+      known = true;
     }
+    if (!known) vars.push_back(d.sym);
+  };
+  for (const gnode& n : g.nodes) {
+    for (int i = 0; i < n.desc.shape.rank; ++i) collect(n.desc.shape[i]);
+    if (n.desc.k == kind::dim_value) collect(n.desc.size);  // a count used as a value need not be a dim too
+  }
   if (vars.size() > std::size_t(max_plan_vars)) throw "tg::lower: more than 8 symbolic variables";
 }
 

@@ -31,7 +31,7 @@ class realize_pass {
   // or -1: that is what gets realized when n turns out to be a reduce that must be.
   constexpr void walk(int n, int root, bool in_reduce, bool past_expand, int chain) {
     const gnode& x = g_.nodes[std::size_t(n)];
-    if (x.desc.k == kind::input || x.desc.k == kind::constant) return;
+    if (x.desc.k == kind::input || x.desc.k == kind::constant || x.desc.k == kind::dim_value) return;
     if (n != root && realized_[std::size_t(n)]) return;
     auto bit = std::uint8_t(1u << (int(in_reduce) * 2 + int(past_expand)));
     if (seen_[std::size_t(n)] & bit) return;

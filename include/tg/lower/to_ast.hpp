@@ -78,6 +78,7 @@ class to_ast {
     switch (d.k) {
       case kind::input: throw "tg::lower: an input without a buffer";
       case kind::constant: return b.constant(d.dt, x.leaf.value);
+      case kind::dim_value: return b.cast(d.dt, bound(d.size));
       case kind::cast: return b.cast(d.dt, value(x.src[0], idx, valid));
       case kind::unary: return b.unary(d.alu, value(x.src[0], idx, valid));
       case kind::binary: return b.binary(d.alu, value(x.src[0], idx, valid), value(x.src[1], idx, valid));

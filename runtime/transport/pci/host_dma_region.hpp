@@ -1,6 +1,7 @@
 // host_dma_region.hpp: host memory a PCI GPU reaches by DMA: anonymous shared pages, populated
 // and locked so they never move, with each page's physical address from /proc/self/pagemap
-// (Linux Documentation/PCI/sysfs-pci.rst; without an IOMMU the physical address is the bus address).
+// (tinygrad/runtime/support/system.py: PCIDevice.alloc_sysmem; without an IOMMU the physical
+// address is the bus address).
 //
 //   host_dma_region r(64 << 10, "/proc/self/pagemap");
 //   std::vector<std::uint64_t> pages = r.page_bus_addresses();  // for SYS PTEs

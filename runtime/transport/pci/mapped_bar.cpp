@@ -26,7 +26,8 @@ mapped_bar::mapped_bar(int fd, std::uint64_t size, bool dword_only, std::string 
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)
     throw device_error(str(what_, ": mmap of ", hex{size}, " bytes failed: ", std::strerror(errno)));
-  // A forked child (a compiler, a BEAM worker) must not inherit the BAR mapping (Linux Documentation/PCI/sysfs-pci.rst).
+  // A forked child (a compiler, a BEAM worker) must not inherit the BAR mapping (as
+  // tinygrad/runtime/support/system.py: PCIDevice.map_bar does).
   ::madvise(p, size, MADV_DONTFORK);
   base_ = static_cast<std::byte*>(p);
 }

@@ -4,7 +4,8 @@
 // Register BARs (doorbells, MMIO) must see exactly the accesses the driver asked for, so with
 // `dword_only` every range access is a loop of volatile 32-bit loads or stores; VRAM (BAR0) is
 // plain memory behind a prefetchable BAR, so its ranges are memcpy. write64 is one 64-bit store
-// either way (a doorbell must not be split, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
+// either way (a doorbell must not be split: tinygrad/runtime/support/am/amdev.py maps BAR2 as
+// 64-bit words, AMDev.doorbell64).
 //
 //   tg::transport::pci::mapped_bar bar0(fd, 256 << 20, false, "pci:0000:03:00.0 BAR0");
 //   bar0.write32(0x1000, 42);  std::byte* p = bar0.mapping();

@@ -10,7 +10,8 @@ namespace tg::transport::pci {
 
 namespace {
 
-// Device ids from tinygrad/runtime/support/am/amdev.py (the reference probes these; names from Linux/PCI id knowledge).
+// Device ids from tinygrad/runtime/ops_amd.py: PCIIface (the reference probes these; names from
+// Linux/PCI id knowledge).
 constexpr known_gpu gpu_table[] = {
     {0x744C, "gfx1100", "Navi31 RX 7900 XT/XTX"},
     {0x7480, "gfx1102", "Navi33 RX 7600"},

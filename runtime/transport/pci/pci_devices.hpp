@@ -1,4 +1,5 @@
-// pci_devices.hpp: which PCI functions are GPUs tg drives (tinygrad/runtime/support/am/amdev.py), and discovery over pci_os.
+// pci_devices.hpp: which PCI functions are GPUs tg drives (the ids tinygrad/runtime/ops_amd.py:
+// PCIIface probes), and discovery over pci_os.
 //
 // Only the listed AMD device ids are accepted (vendor 0x1002, exact device id): an unknown AMD
 // display function may need a gfx target tg has no code for. The detail says what the card is
@@ -28,7 +29,7 @@ struct known_gpu {
   const char* name;        // chip and marketing name
 };
 
-// gfx11 / gfx12 parts from tinygrad/runtime/support/am/amdev.py (the reference's probe list without its gfx9 entries).
+// gfx11 / gfx12 parts from PCIIface's probe list (tinygrad/runtime/ops_amd.py) without its gfx9 entries.
 std::span<const known_gpu> known_gpus();
 // The entry for an AMD device id, or nullptr.
 const known_gpu* find_known_gpu(std::uint16_t vendor_id, std::uint16_t device_id);

@@ -2,9 +2,10 @@
 // the emulated PCI host (drivers/emu/pci/emu_pci_host.hpp) can stand in for Linux in tests.
 //
 // Devices are named by their bus id ("0000:03:00.0") and their files by the name sysfs gives
-// them inside the device folder ("vendor", "enable", "driver/unbind", Linux Documentation/PCI/sysfs-pci.rst). The real
-// implementation is posix_pci_os (sysfs, flock, /proc/self/pagemap); it holds no policy: which
-// files to touch, in which order, and what an error should advise is pci_transport's job.
+// them inside the device folder ("vendor", "enable", "driver/unbind", as tinygrad/runtime/support/
+// system.py: PCIDevice uses them). The real implementation is posix_pci_os (sysfs, flock,
+// /proc/self/pagemap); it holds no policy: which files to touch, in which order, and what an error
+// should advise is pci_transport's job.
 //
 //   std::shared_ptr<pci_os> os = std::make_shared<posix_pci_os>();
 //   for (const std::string& bus : os->list_devices()) std::string vendor = os->read_text(bus, "vendor");

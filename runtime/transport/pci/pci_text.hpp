@@ -1,5 +1,6 @@
 // pci_text.hpp: reading the text sysfs gives for a PCI device: hex numbers ("0x1002\n") and the
-// `resource` table (one "start end flags" line per BAR, Linux Documentation/PCI/sysfs-pci.rst); messages print numbers with tg::hex.
+// `resource` table (one "start end flags" line per BAR, as tinygrad/runtime/support/system.py:
+// PCIDevice.bar_info reads it); messages print numbers with tg::hex.
 //
 //   std::optional<std::uint64_t> vendor = parse_hex(os.read_text(bus, "vendor"));  // 0x1002
 //   std::vector<bar_region> bars = parse_resource(os.read_text(bus, "resource"));

@@ -38,7 +38,7 @@ std::string pci_transport::name() const { return pci_device_name(bus_); }
 
 transport_limits pci_transport::limits() const {
   // Every BAR is mapped: no chunking. A small BAR0 shows in bar_info(0).size; keeping CPU
-  // accesses inside it is the driver's business (Linux Documentation/PCI/sysfs-pci.rst).
+  // accesses inside it is the driver's business (the reference: PCIIfaceBase.is_bar_small).
   return {.max_write_chunk = 0, .max_read_chunk = 0, .cpu_mapped_vram = true};
 }
 
@@ -88,7 +88,8 @@ void pci_transport::check_driver() {
 void pci_transport::resize_bar0() {
   // resource0_resize lists the supported sizes as a hex mask (bit n: 2^n MiB); writing a bit
   // index selects that size. The kernel refuses while the BAR is in use; the BAR then stays as
-  // it is, which the driver copes with (Linux Documentation/PCI/sysfs-pci.rst), so a failure is not an error.
+  // it is, which the driver copes with (PCIIfaceBase.__init__ in tinygrad/runtime/support/system.py
+  // ignores the failure too), so a failure is not an error.
   if (!os_->has_file(bus_, "resource0_resize")) return;
   try {
     const std::optional<std::uint64_t> sizes = parse_hex(os_->read_text(bus_, "resource0_resize"));
@@ -102,7 +103,7 @@ void pci_transport::enable_and_map() {
   os_->write_text(bus_, "enable", "1");
   const std::uint32_t command = config_read(command_reg, 2);
   config_write(command_reg, command | command_memory | command_master, 2);
-  config_read(command_reg, 2);  // reading back flushes the posted write (Linux Documentation/PCI/sysfs-pci.rst)
+  config_read(command_reg, 2);  // reading back flushes the posted write (PCIDevice.write_config_flush)
 
   const std::string text = os_->read_text(bus_, "resource");
   const std::optional<std::vector<bar_region>> parsed = parse_resource(text);

@@ -1,6 +1,7 @@
 // pci_transport.hpp: a GPU on the host's PCI bus, owned from user space through Linux sysfs:
 // config space through `config`, BARs mapped from `resourceN`, DMA memory from locked host pages
-// (Linux Documentation/PCI/sysfs-pci.rst-8.3). VFIO (Linux Documentation/PCI/sysfs-pci.rst) is not implemented: sysfs only.
+// (as tinygrad/runtime/support/system.py: PCIDevice). VFIO (PCIDevice's VFIO=1 path) is not
+// implemented: sysfs only.
 //
 // Opening does what the reference does, in its order: take the lock file am_<bus>.lock, check
 // write access to `enable`, refuse (or, with unbind_driver, unbind) a bound kernel driver, grow
@@ -9,7 +10,7 @@
 //
 //   auto os = std::make_shared<tg::transport::pci::posix_pci_os>();
 //   tg::transport::pci::pci_transport t(os, "0000:03:00.0");
-//   std::uint32_t memsize_mib = t.bar(5).read32(0xDE3 * 4);        // RCC_CONFIG_MEMSIZE (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
+//   std::uint32_t memsize_mib = t.bar(5).read32(0xDE3 * 4);        // RCC_CONFIG_MEMSIZE (amdev.py: _run_discovery)
 //   std::unique_ptr<tg::transport::pci::pci_transport> first = open_pci_device(os, 0);
 //
 // Errors: device_error with what to do (another process holds the lock, no permission, a
@@ -28,7 +29,7 @@ struct pci_open_options {
   // Write the bus id to <dev>/driver/unbind when a kernel driver holds the device, instead of
   // failing with instructions. Off by default: it takes the GPU away from the desktop.
   bool unbind_driver = false;
-  // Grow BAR0 through resource0_resize before mapping it (Linux Documentation/PCI/sysfs-pci.rst).
+  // Grow BAR0 through resource0_resize before mapping it (as PCIDevice.resize_bar).
   bool resize_bar0 = true;
 };
 

@@ -162,7 +162,8 @@ std::string posix_pci_os::lock_path(const std::string& bus) const {
 std::unique_ptr<os_lock> posix_pci_os::try_lock(const std::string& bus) {
   const std::string path = lock_path(bus);
   unique_fd fd = open_or_throw(path, O_RDWR | O_CREAT, "creating lock file");
-  // 0666 whatever the umask, so another user's later run can take the lock (Linux Documentation/PCI/sysfs-pci.rst).
+  // 0666 whatever the umask, so another user's later run can take the lock (as
+  // tinygrad/runtime/support/system.py: System.flock_acquire).
   ::fchmod(fd.get(), 0666);
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) return nullptr;

@@ -1,5 +1,6 @@
 // posix_pci_os.hpp: pci_os over Linux: sysfs files, flock lock files, locked anonymous memory
-// with physical addresses from /proc/self/pagemap (Linux Documentation/PCI/sysfs-pci.rst-8.3).
+// with physical addresses from /proc/self/pagemap (tinygrad/runtime/support/system.py: System,
+// PCIDevice).
 //
 // The roots are options so that tests can point it at a temp-dir tree of plain files:
 //   auto os = std::make_shared<posix_pci_os>();                                  // the real system
@@ -7,8 +8,8 @@
 //
 // DMA memory needs the physical address of each page: pagemap gives PFN 0 to a process without
 // CAP_SYS_ADMIN, which is a device_error telling to run as root. No IOMMU support: with one
-// active the physical addresses are not bus addresses (Linux Documentation/PCI/sysfs-pci.rst). VFIO (Linux Documentation/PCI/sysfs-pci.rst) is not
-// implemented.
+// active the physical addresses are not bus addresses (the reference's System.system_paddrs has
+// the same limit). VFIO is not implemented.
 //
 // Thread-safe: no state besides the options.
 #pragma once

@@ -1,5 +1,6 @@
 // bridge_requests.hpp: the ASM2464 custom firmware's USB vocabulary: endpoints, vendor requests,
-// their timeouts and the names error messages use (tinygrad/runtime/support/usb.py, tinygrad/runtime/support/am/amdev.py).
+// their timeouts and the names error messages use (tinygrad/runtime/support/usb.py: USB3,
+// CustomASM24Controller).
 //
 //   dev.control_in(bridge_request::read_xdata, 0xB450, 0, one_byte, xdata_timeout);
 //   request_name(0xF0)  // "PCIe TLP"
@@ -11,13 +12,13 @@
 
 namespace tg::transport::usb {
 
-// bmRequestType: vendor request to the device (OUT) / from the device (IN) (tinygrad/runtime/support/usb.py), and the
-// standard device-to-host request used for GET_DESCRIPTOR (USB 2.0 spec 9.4).
+// bmRequestType: vendor request to the device (OUT) / from the device (IN) (USB3.control_write /
+// control_read), and the standard device-to-host request used for GET_DESCRIPTOR (USB 2.0 spec 9.4).
 inline constexpr std::uint8_t request_type_vendor_out = 0x40;
 inline constexpr std::uint8_t request_type_vendor_in = 0xC0;
 inline constexpr std::uint8_t request_type_standard_in = 0x80;
 
-// Custom-firmware endpoints (tinygrad/runtime/support/usb.py).
+// Custom-firmware endpoints (USB3.bulk_write / bulk_read).
 inline constexpr std::uint8_t endpoint_bulk_out = 0x02;
 inline constexpr std::uint8_t endpoint_bulk_in = 0x81;
 
@@ -43,8 +44,8 @@ constexpr const char* request_name(std::uint8_t request) {
   }
 }
 
-// Timeouts of the reference (tinygrad/runtime/support/am/amdev.py). Bulk data timeouts scale with size instead (see
-// bulk_timeout in pcie_stream.hpp and tinygrad/runtime/support/am/amdev.py item 2).
+// Timeouts of the reference (the defaults in USB3 and CustomASM24Controller). Bulk data timeouts
+// scale with size instead (tg's choice: see bulk_timeout in pcie_stream.hpp).
 inline constexpr std::chrono::milliseconds descriptor_timeout{1000};
 inline constexpr std::chrono::milliseconds xdata_timeout{1000};
 inline constexpr std::chrono::milliseconds tlp_timeout{5000};
@@ -53,7 +54,8 @@ inline constexpr std::chrono::milliseconds power_timeout{10000};
 // SRAM bulk transfers, both ways (the reference: 10 s for 0xF2 reads and async copy-in writes).
 inline constexpr std::chrono::milliseconds sram_bulk_timeout{10000};
 
-// Bridge memory map (tinygrad/runtime/support/usb.py).
+// Bridge memory map (tinygrad/runtime/ops_amd.py: USBIface.__init__; the LTSSM byte:
+// CustomASM24Controller.__init__).
 inline constexpr std::uint16_t xdata_ltssm = 0xB450;      // PCIe LTSSM state byte
 inline constexpr std::uint8_t ltssm_link_up = 0x78;       // L0
 inline constexpr std::uint16_t xdata_sram = 0xF000;       // the SRAM window as XDATA sees it
@@ -61,6 +63,6 @@ inline constexpr std::uint64_t sram_bus_address = 0x200000;
 inline constexpr std::uint64_t sram_bytes = 512 * 1024;
 inline constexpr std::uint64_t sram_slot_bytes = 16 * 1024;  // 0xF2 start slots
 inline constexpr std::uint64_t sram_sector_bytes = 512;      // 0xF2 transfer unit
-inline constexpr std::uint64_t sram_release_bus_address = 0x822000 + 12;  // cq_buf + 12 (tinygrad/runtime/support/usb.py)
+inline constexpr std::uint64_t sram_release_bus_address = 0x822000 + 12;  // cq_buf + 12 (AMDAllocator._copyout)
 
 }  // namespace tg::transport::usb

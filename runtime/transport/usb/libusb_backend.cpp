@@ -1,12 +1,13 @@
 // libusb_backend.cpp: usb_backend over libusb-1.0: one context, device listing, sync transfers,
 // and async transfers from a small pool of libusb_transfer objects whose events are pumped by
-// whoever waits (tinygrad/runtime/support/usb.py). No policy: statuses go up unchanged for usb_device to explain.
+// whoever waits (as tinygrad/runtime/support/usb.py: USB3.bulk_write_async, bulk_wait). No policy:
+// statuses go up unchanged for usb_device to explain.
 //
 //   std::unique_ptr<usb_backend> usb = make_libusb_backend();
 //   auto handle = usb->open(usb->list().front());
 //
 // A handle is used by one thread at a time (usb_backend.hpp). Completion callbacks only set a
-// flag; they never throw (STYLE 7).
+// flag; they never throw (libusb calls them from C).
 #include <libusb.h>
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// link.cpp: PCIe power and link check through XDATA 0xB450 (tinygrad/runtime/support/usb.py).
+// link.cpp: PCIe power and link check through XDATA 0xB450 (tinygrad/runtime/support/usb.py:
+// CustomASM24Controller.__init__).
 //
 //   bring_up_link(dev);
 //

@@ -1,9 +1,10 @@
-// link.hpp: the bridge's PCIe link: power (0xF3) and bring-up (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py).
+// link.hpp: the bridge's PCIe link: power (0xF3) and bring-up (tinygrad/runtime/support/usb.py:
+// CustomASM24Controller.set_pcie_power, __init__).
 //
 //   bring_up_link(dev);   // LTSSM 0x78 already, or after one power-on; device_error otherwise
 //
 // The custom firmware boots with PCIe off. There is deliberately no polling loop: the reference
-// tried one and reverted it (tinygrad/runtime/support/usb.py). Not thread-safe.
+// tried one and reverted it (the git history of tinygrad/runtime/support/usb.py). Not thread-safe.
 #pragma once
 #include <cstdint>
 

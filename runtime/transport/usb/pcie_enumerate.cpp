@@ -1,5 +1,5 @@
 // pcie_enumerate.cpp: bus numbering, bridge windows, Resizable BAR and BAR assignment behind the
-// ASM2464 (tinygrad/runtime/support/usb.py).
+// ASM2464 (tinygrad/runtime/support/system.py: System.pci_setup_usb_bars).
 //
 //   auto bars = enumerate_pcie(dev);
 //
@@ -17,7 +17,7 @@ constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v 
 
 void setup_bridge(usb_device& dev, unsigned bus, const tlp_retry_policy& retry) {
   // Primary, secondary and subordinate bus numbers in one write: the bridge must never see them
-  // half-updated (tinygrad/runtime/support/usb.py).
+  // half-updated (pci_setup_usb_bars writes all three at once too).
   config_write(dev, bus, pci_reg::primary_bus, (bus + 1) << 8 | gpu_bus << 16, 4, retry);
   config_write(dev, bus, pci_reg::memory_base, std::uint32_t(memory_window_base >> 16) & 0xFFFF, 2, retry);
   config_write(dev, bus, pci_reg::memory_limit, 0xFFFF, 2, retry);
@@ -29,7 +29,7 @@ void setup_bridge(usb_device& dev, unsigned bus, const tlp_retry_policy& retry) 
 }
 
 // Grows every BAR the Resizable BAR capability controls to its largest supported size, so BAR0
-// covers all of VRAM (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py: AMMemoryManager).
+// covers all of VRAM (as pci_setup_usb_bars does).
 void resize_bars(usb_device& dev, const tlp_retry_policy& retry) {
   unsigned offset = pci_reg::ext_cap_start;
   for (int guard = 0; guard < 64 && offset >= pci_reg::ext_cap_start; ++guard) {

@@ -1,5 +1,6 @@
 // pcie_enumerate.hpp: numbers the buses behind the bridge and assigns the GPU's BARs, as nothing
-// else on the far side of the USB link will (tinygrad/runtime/support/usb.py, `pci_setup_usb_bars`).
+// else on the far side of the USB link will (tinygrad/runtime/support/system.py:
+// System.pci_setup_usb_bars).
 //
 //   std::array<bar_region, 6> bars = enumerate_pcie(dev);
 //   bars[0].bus_address  // 0x8'0000'0000 for a prefetchable 64-bit VRAM BAR

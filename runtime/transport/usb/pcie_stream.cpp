@@ -1,4 +1,5 @@
-// pcie_stream.cpp: chunked mode-1 / mode-2 streams (tinygrad/runtime/support/usb.py).
+// pcie_stream.cpp: chunked mode-1 / mode-2 streams (tinygrad/runtime/support/usb.py:
+// CustomASM24Controller.pcie_mem_write, pcie_mem_read).
 //
 //   stream_write(dev, address, bytes, limits);
 //
@@ -22,7 +23,7 @@ constexpr std::uint16_t stream_value(std::uint8_t fmt) { return std::uint16_t(fm
 void check_alignment(const usb_device& dev, const char* what, std::uint64_t address, std::size_t bytes) {
   if (address % 4 != 0 || bytes % 4 != 0)
     throw usage_error(str(dev.name(), ": PCIe memory ", what, " of ", bytes, " bytes at ", upper_hex(address),
-                          ": address and size must be multiples of 4 (tinygrad/runtime/support/usb.py)"));
+                          ": address and size must be multiples of 4 (the bridge streams whole dwords)"));
 }
 
 void start_stream(usb_device& dev, std::uint8_t fmt, tlp_mode mode, std::uint64_t address, std::size_t bytes) {

@@ -1,14 +1,15 @@
 // pcie_stream.hpp: PCIe memory writes and reads as 0xF0 streams (mode 1 / mode 2) plus one bulk
-// transfer each, split into bounded chunks (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py item 2).
+// transfer each (tinygrad/runtime/support/usb.py: CustomASM24Controller.pcie_mem_write,
+// pcie_mem_read), split into bounded chunks (tg's choice).
 //
 //   stream_limits limits;                         // 64 KiB chunks, 1 s + size at 1 MB/s
 //   stream_write(dev, 0x8'0000'0000, bytes, limits);  // 200 KiB -> 4 control + 4 bulk OUT
 //   stream_read(dev, bar5 + 0xDE3 * 4, four_bytes, limits);
 //
 // Why chunks: the reference sent any write as one bulk transfer; a 4 MiB one ran past its 1 s
-// timeout at the bridge's ~3.6 MB/s and left the firmware wedged (tinygrad/runtime/support/am/amdev.py). Here no bulk
-// transfer is larger than max_chunk_bytes, and each chunk's timeout grows with its size so a
-// healthy chunk never times out.
+// timeout at the bridge's ~3.6 MB/s and left the firmware wedged (USB3.bulk_write's default
+// timeout is 1000 ms). Here no bulk transfer is larger than max_chunk_bytes, and each chunk's
+// timeout grows with its size so a healthy chunk never times out.
 // usage_error for unaligned addresses or sizes. Not thread-safe.
 #pragma once
 #include <chrono>

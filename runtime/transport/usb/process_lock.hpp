@@ -1,5 +1,6 @@
 // process_lock.hpp: one process per bridge: an exclusive, non-blocking flock on a lock file named
-// after the device in the temp directory (tinygrad/runtime/support/usb.py: am_<name>.lock).
+// after the device in the temp directory (am_<name>.lock, as tinygrad/runtime/support/system.py:
+// System.flock_acquire).
 //
 //   process_lock lock("usb:3-2", "am_usb_3-2.lock");   // device_error if another process holds it
 //

@@ -1,4 +1,5 @@
-// sram.cpp: 0xF2 SRAM writes and armed reads (tinygrad/runtime/support/usb.py).
+// sram.cpp: 0xF2 SRAM writes and armed reads (tinygrad/runtime/support/usb.py:
+// CustomASM24Controller.scsi_write, scsi_read_arm, scsi_read).
 //
 //   sram_write(dev, 16 * 1024, bytes);
 //

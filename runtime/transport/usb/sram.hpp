@@ -1,5 +1,6 @@
-// sram.hpp: bulk access to the bridge's 512 KiB SRAM through vendor request 0xF2 (tinygrad/runtime/support/usb.py,
-// 7.9, 7.10). The GPU sees the SRAM as system memory at PCIe 0x200000.
+// sram.hpp: bulk access to the bridge's 512 KiB SRAM through vendor request 0xF2
+// (tinygrad/runtime/support/usb.py: CustomASM24Controller.scsi_write; tinygrad/runtime/ops_amd.py:
+// AMDAllocator._copyin, _copyout). The GPU sees the SRAM as system memory at PCIe 0x200000.
 //
 //   sram_write(dev, 0, bytes);           // 0xF2 (sectors, slot 0) + bulk OUT 0x02
 //   sram_arm_read(dev, 0, n);            // 0xF2 with bit 15: stream once the GPU releases it
@@ -22,7 +23,8 @@ void sram_write(usb_device& dev, std::uint64_t offset, std::span<const std::byte
 void sram_arm_read(usb_device& dev, std::uint64_t offset, std::uint64_t bytes);
 void sram_finish_read(usb_device& dev, std::span<std::byte> out);
 
-// The 0xF2 setup fields of a transfer of `bytes` starting at SRAM `offset` (tinygrad/runtime/support/usb.py).
+// The 0xF2 setup fields of a transfer of `bytes` starting at SRAM `offset` (as scsi_write and
+// scsi_read_arm compute them).
 struct sram_setup {
   std::uint16_t value;  // sectors of 512 bytes (bits 14:0); bit 15 = arm a read
   std::uint16_t index;  // start slot (7:0) | number of 16 KiB slots << 8

@@ -1,4 +1,5 @@
-// tlp.cpp: mode-0 TLPs over 0xF0, completion decoding and the retry loop (tinygrad/runtime/support/usb.py).
+// tlp.cpp: mode-0 TLPs over 0xF0, completion decoding and the retry loop (tinygrad/runtime/support/
+// usb.py: CustomASM24Controller.pcie_request).
 //
 //   issue_tlp(dev, tlp_fmt::config_read1, config_address(4, 0, 0, 0), 0, 4);
 //

@@ -1,6 +1,7 @@
 // tlp.hpp: single PCIe TLPs through vendor request 0xF0 (mode 0), with the completion fetched by
-// 0xF0 IN, decoded and retried as the firmware asks (tinygrad/runtime/support/usb.py). Used for configuration
-// cycles; memory data goes through pcie_stream.hpp.
+// 0xF0 IN, decoded and retried as the firmware asks (tinygrad/runtime/support/usb.py:
+// CustomASM24Controller.pcie_request). Used for configuration cycles; memory data goes through
+// pcie_stream.hpp.
 //
 //   std::uint32_t vendor = config_read(dev, 4, 0x00, 2);           // GPU vendor id
 //   config_write(dev, 4, 0x04, 0x07, 1);                           // COMMAND = IO | MEM | MASTER
@@ -19,22 +20,24 @@
 
 namespace tg::transport::usb {
 
-// fmt_type bytes: PCIe Fmt[2:0] | Type[4:0] (tinygrad/runtime/support/usb.py).
+// fmt_type bytes: PCIe Fmt[2:0] | Type[4:0] (the values pcie_cfg_req, pcie_mem_write and
+// pcie_mem_read send).
 namespace tlp_fmt {
 inline constexpr std::uint8_t config_read0 = 0x04, config_read1 = 0x05;
 inline constexpr std::uint8_t config_write0 = 0x44, config_write1 = 0x45;
 inline constexpr std::uint8_t memory_read64 = 0x20, memory_write64 = 0x60;
 }  // namespace tlp_fmt
 
-// 0xF0 wIndex: what the bridge does with the TLP (tinygrad/runtime/support/usb.py).
+// 0xF0 wIndex: what the bridge does with the TLP (the mode of CustomASM24Controller._f0_out).
 enum class tlp_mode : std::uint16_t { single = 0, stream_write = 1, stream_read = 2 };
 
-// Memory writes are posted and messages have no completion; everything else has one (tinygrad/runtime/support/usb.py).
+// Memory writes are posted and messages have no completion; everything else has one (the fast path
+// of pcie_request).
 constexpr bool tlp_expects_completion(std::uint8_t fmt) {
   return (fmt & 0xDF) != 0x40 && (fmt & 0xB8) != 0x30;
 }
 
-// Byte enables of a 1..4-byte access at `address` within its dword (tinygrad/runtime/support/usb.py).
+// Byte enables of a 1..4-byte access at `address` within its dword (as pcie_request).
 constexpr std::uint32_t tlp_byte_enable(unsigned size, std::uint64_t address) {
   return ((1u << size) - 1) << (address & 3);
 }

@@ -33,7 +33,7 @@ struct transfer_result {
 };
 
 struct usb_device_info {
-  std::uint8_t bus = 0, address = 0;  // "usb:<bus>-<address>" (tinygrad/runtime/support/usb.py)
+  std::uint8_t bus = 0, address = 0;  // "usb:<bus>-<address>" (USB3.list_devices)
   std::uint16_t vendor_id = 0, product_id = 0;
   std::uint8_t product_string_index = 0;  // iProduct of the device descriptor (0: none)
 };

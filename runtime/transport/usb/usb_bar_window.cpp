@@ -1,4 +1,5 @@
-// usb_bar_window.cpp: BAR accesses as PCIe memory streams (tinygrad/runtime/support/usb.py).
+// usb_bar_window.cpp: BAR accesses as PCIe memory streams (tinygrad/runtime/support/usb.py:
+// USBMMIOInterface).
 //
 //   window.write32(offset, value);
 //

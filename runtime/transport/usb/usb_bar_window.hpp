@@ -1,5 +1,6 @@
 // usb_bar_window.hpp: a GPU BAR reached through the bridge: every access is a bounded PCIe memory
-// stream at the BAR's assigned bus address plus the offset (tinygrad/runtime/support/usb.py). There is no mapping.
+// stream at the BAR's assigned bus address plus the offset (as tinygrad/runtime/support/usb.py:
+// USBMMIOInterface). There is no mapping.
 //
 //   usb_bar_window regs(dev, 5, bars[5], limits);
 //   std::uint32_t v = regs.read32(0xDE3 * 4);   // 0xF0 mode 2 (1 dword) + 4-byte bulk IN

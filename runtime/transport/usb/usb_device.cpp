@@ -1,5 +1,6 @@
 // usb_device.cpp: bridge discovery, the open sequence with its recovery, and transfers that turn
-// every non-ok status into a device_error naming what was asked (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py).
+// every non-ok status into a device_error naming what was asked (the open sequence of
+// tinygrad/runtime/support/usb.py: USB3.__init__; the recovery is tg's).
 //
 //   usb_device dev = open_usb_device(backend, find_usb_bridge(backend, ""));
 //
@@ -157,7 +158,7 @@ usb_device open_usb_device(usb_backend& backend, const usb_device_info& info, co
     throw device_error(str(name, ": reading the product string failed: ", to_string(s)));
   if (s != usb_status::ok) {
     // A process that died mid-transfer can leave the firmware deaf even to standard requests on
-    // EP0 (tinygrad/runtime/support/am/amdev.py); a port reset is the only cure short of a replug.
+    // EP0; a port reset is the only cure short of a replug.
     if (log)
       log(str("bridge ", name, " did not answer (probably left mid-transfer by a process that crashed); "
               "resetting the USB device"));

@@ -1,6 +1,7 @@
-// usb_device.hpp: one opened ASM2464 bridge: the USB set-up of tinygrad/runtime/support/usb.py (with recovery of a bridge
-// a crashed process left mid-transfer, tinygrad/runtime/support/am/amdev.py) and transfers whose failures become errors that
-// name the device, the request, the endpoint, the size and the timeout.
+// usb_device.hpp: one opened ASM2464 bridge: the USB set-up of tinygrad/runtime/support/usb.py:
+// USB3.__init__ (with tg's recovery of a bridge a crashed process left mid-transfer) and transfers
+// whose failures become errors that name the device, the request, the endpoint, the size and the
+// timeout.
 //
 //   auto usb = make_libusb_backend();
 //   std::vector<transport::device_entry> found = list_usb_bridges(*usb);
@@ -29,10 +30,11 @@ namespace tg::transport::usb {
 using log_sink = std::function<void(const std::string&)>;
 void log_to_tg(const std::string& line);
 
-// "usb:<bus>-<address>" (tinygrad/runtime/support/usb.py).
+// "usb:<bus>-<address>" (USB3.list_devices).
 std::string usb_device_name(const usb_device_info& info);
 
-// True for the custom-firmware IDs 0xADD1:0x0001 and 0x3801:0x0001 (tinygrad/runtime/support/usb.py).
+// True for the custom-firmware IDs 0xADD1:0x0001 and 0x3801:0x0001 (tinygrad/runtime/ops_amd.py:
+// USBIface).
 bool is_usb_bridge(const usb_device_info& info);
 
 // The bridges on the bus, in libusb order.
@@ -61,7 +63,7 @@ class usb_device {
   void bulk_out(std::span<const std::byte> data, std::chrono::milliseconds timeout);
   void bulk_in(std::span<std::byte> data, std::chrono::milliseconds timeout);
 
-  // Reads the product string (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py: AMMemoryManager); returns the status, with `out` set on success.
+  // Reads the product string (as USB3.__init__); returns the status, with `out` set on success.
   usb_status try_read_product(std::string& out);
   void set_product(std::string product) { product_ = std::move(product); }
 
@@ -75,8 +77,8 @@ class usb_device {
   std::string product_;
 };
 
-// Opens and sets up a bridge (tinygrad/runtime/support/usb.py): product string (reset once and retry when the bridge
-// does not answer), product check ("custom..." / "AS2462..."), kernel-driver detach,
+// Opens and sets up a bridge (the steps of USB3.__init__): product string (reset once and retry
+// when the bridge does not answer), product check ("custom..." / "AS2462..."), kernel-driver detach,
 // configuration 1, interface 0, alternate setting 0.
 usb_device open_usb_device(usb_backend& backend, const usb_device_info& info, const log_sink& log = log_to_tg);
 

@@ -1,5 +1,5 @@
 // usb_sram.cpp: the SRAM allocator, DMA regions and the staging window over the bridge SRAM
-// (tinygrad/runtime/support/usb.py).
+// (tinygrad/runtime/ops_amd.py: USBIface, AMDAllocator._copyin and _copyout).
 //
 //   region.write(0, bytes);
 //
@@ -19,7 +19,8 @@ namespace {
 
 constexpr std::uint64_t page_bytes = 4096;
 
-// sys_buf (tinygrad/runtime/support/usb.py): XDATA 0xA000 <-> PCIe 0x820000; the copy-in drain fence is the u64 at +0x800.
+// sys_buf (USBIface.__init__): XDATA 0xA000 <-> PCIe 0x820000; the copy-in drain fence is the u64
+// at +0x800 (AMDAllocator._copyin).
 constexpr std::uint16_t xdata_sys_buf = 0xA000;
 constexpr std::uint64_t sys_buf_bus_address = 0x820000;
 constexpr std::uint64_t copy_fence_offset = 0x800;

@@ -1,7 +1,7 @@
 // usb_sram.hpp: the bridge's 512 KiB SRAM as the transport hands it out: DMA regions from a
 // first-fit allocator (a region gives its space back when destroyed), and the whole SRAM as the
-// staging window with the copy-in fence in sys_buf (tinygrad/runtime/support/usb.py). The GPU sees SRAM
-// offset o at PCIe 0x200000 + o.
+// staging window with the copy-in fence in sys_buf (tinygrad/runtime/ops_amd.py: USBIface,
+// AMDAllocator._copyin). The GPU sees SRAM offset o at PCIe 0x200000 + o.
 //
 //   auto sram = std::make_shared<sram_allocator>();
 //   auto psp = std::make_unique<usb_dma_region>(dev, sram, 512 * 1024);   // freed when psp dies

@@ -1,4 +1,5 @@
-// usb_transport.cpp: the device_transport over the bridge (tinygrad/runtime/support/usb.py).
+// usb_transport.cpp: the device_transport over the bridge (tinygrad/runtime/support/system.py:
+// USBPCIDevice).
 //
 //   auto gpu = open_usb_transport(backend, "");
 //

@@ -1,6 +1,7 @@
 // usb_transport.hpp: a device_transport over the ASM2464 bridge: config space as config TLPs to
 // bus 4, BARs as bounded PCIe memory streams, DMA memory and the staging window (with the
-// copy-in fence in sys_buf) in the bridge's memory (tinygrad/runtime/support/usb.py).
+// copy-in fence in sys_buf) in the bridge's memory (tinygrad/runtime/support/system.py:
+// USBPCIDevice; tinygrad/runtime/ops_amd.py: USBIface).
 //
 //   auto usb = make_libusb_backend();
 //   auto gpu = open_usb_transport(*usb, "usb:3-2");            // "" = the first bridge

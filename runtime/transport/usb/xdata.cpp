@@ -1,4 +1,5 @@
-// xdata.cpp: XDATA reads (0xE4) and byte writes (0xE5), tinygrad/runtime/support/usb.py.
+// xdata.cpp: XDATA reads (0xE4) and byte writes (0xE5), as tinygrad/runtime/support/usb.py:
+// CustomASM24Controller.read / write.
 //
 //   read_xdata(dev, 0xB450, one_byte);
 //

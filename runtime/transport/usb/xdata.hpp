@@ -1,5 +1,6 @@
 // xdata.hpp: the bridge's 64 KiB XDATA space (its 8051's memory) over vendor requests 0xE4 (read,
-// up to 255 bytes a request) and 0xE5 (write one byte a request) (tinygrad/runtime/support/usb.py).
+// up to 255 bytes a request) and 0xE5 (write one byte a request) (tinygrad/runtime/support/usb.py:
+// CustomASM24Controller.read / write).
 //
 //   std::uint8_t ltssm = read_xdata_byte(dev, 0xB450);   // 0x78: PCIe link up
 //   write_xdata(dev, 0xA800, zeros8);                     // eight 0xE5 requests
@@ -16,7 +17,7 @@
 
 namespace tg::transport::usb {
 
-// The most bytes one 0xE4 request returns (the reference's limit, tinygrad/runtime/support/usb.py).
+// The most bytes one 0xE4 request returns (the reference's limit, CustomASM24Controller.read).
 inline constexpr std::size_t xdata_read_max = 255;
 
 void read_xdata(usb_device& dev, std::uint32_t address, std::span<std::byte> out);

@@ -1,5 +1,5 @@
 // am_boot_steps_test.cpp: the SMU mailbox and the PSP boot handshakes, sequenced against a fake
-// transport that answers like the firmware (tinygrad/runtime/support/am/amdev.py: AMDev): discovery, SMU messages, the PSP
+// transport that answers like the firmware (as tinygrad's AMDev drives it): discovery, SMU messages, the PSP
 // bootloader order per MP0 version, KM ring commands, and the timeout messages.
 #include <doctest/doctest.h>
 
@@ -98,7 +98,7 @@ TEST_CASE("the context reads discovery and picks the generation's register table
   CHECK(c.disc.vram_bytes == 64ull << 20);
   CHECK(c.gc->table().ip == "gc_12_0_0");
   CHECK(c.mmhub->table().ip == "mmhub_4_1_0");
-  CHECK(c.gc->index("regSCRATCH_REG7") == 0xC047);  // tinygrad/runtime/support/am/ip.py; gfx_v11_0.c with the navi bases
+  CHECK(c.gc->index("regSCRATCH_REG7") == 0xC047);  // gc_12_0_0_offset.h with the navi bases
 }
 
 TEST_CASE("an SMU message writes response, argument, message and returns the argument register") {
@@ -142,7 +142,7 @@ TEST_CASE("the PSP boot loads bootloader components in order, then TOC, SMU, IP 
                     c.write_vram(msg1, b);
                   }});
     p.hw_init(fw);
-    // KDB, then SPL (MP0 14) or KDB again, SYS, SOC, INTF, DBG, RAS, SOS (tinygrad/runtime/support/am/amdev.py: AMDev).
+    // KDB, then SPL (MP0 14) or KDB again, SYS, SOC, INTF, DBG, RAS, SOS (tinygrad's AM_PSP.init_hw).
     const std::vector<std::uint32_t> order = {0x80000, 0x10000000, 0x10000, 0xB0000, 0xD0000, 0xC0000, 0xE0000, 0x20000};
     CHECK(answer.bootloader_ids == order);
     CHECK(first_fill.size() == fw.find(psp_component_type::kdb)->bytes.size());
@@ -176,7 +176,7 @@ TEST_CASE("the TLB flush takes the MM semaphore, requests VMID 0 on engine 17 of
   fake_transport t(64, ips_for(false));
   am_context c(t, quick());
   gmc_v11 g(c);
-  // gfx11 indices with the navi bases (the IP offset headers in drivers/gpu/drm/amd/include/asic_reg).
+  // gfx11 indices with the navi bases (mmhub_3_0_0_offset.h, gc_11_0_0_offset.h, navi10_ip_offset.h).
   constexpr std::uint64_t mm_sem = 0x1A762, mm_req = 0x1A774, mm_ack = 0x1A786, gc_req = 0x291C, gc_ack = 0x292E;
   t.reg[mm_sem] = 1;
   t.reg[mm_ack] = 1;
@@ -206,7 +206,7 @@ TEST_CASE("hub init programs VM_CONTEXT0 over the page table with 4 levels") {
   am_context c(t, quick());
   gmc_v11 g(c);
   g.init_hub(hub::mm, {0x5000}, 1ull << 45, 1ull << 44, {0x1000}, {0x2000});
-  // MMHUB 4.1.0 indices with the navi bases (the IP offset headers in drivers/gpu/drm/amd/include/asic_reg).
+  // MMHUB 4.1.0 indices with the navi bases (mmhub_4_1_0_offset.h, navi10_ip_offset.h).
   CHECK(t.reg[0x1A5CF] == (0x5000 | 1));  // PAGE_TABLE_BASE_ADDR_LO32 = root | valid
   const std::uint32_t cntl = t.reg[0x1A564];
   CHECK((cntl & 1) == 1);               // ENABLE_CONTEXT

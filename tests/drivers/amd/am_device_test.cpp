@@ -182,7 +182,7 @@ TEST_CASE("am_device boots gfx12 behind the emulated USB bridge within its trans
     CHECK(dev.info().kind == transport::transport_kind::usb);
     CHECK(dev.info().gfx_target == "gfx1200");
     CHECK_FALSE(dev.info().warm_boot);
-    // The PSP got its firmware through bridge memory mapped into the GPU VA (tinygrad/runtime/support/usb.py; tinygrad/runtime/ops_amd.py: AMDCopyQueue).
+    // The PSP got its firmware through bridge memory mapped into the GPU VA (as tinygrad's AM_PSP.init_sw does on USB).
     CHECK(m.device().psp().sos_alive);
     check_allocations(dev);
     check_copies(dev, 3);
@@ -203,7 +203,7 @@ TEST_CASE("am_device boots gfx12 behind the emulated USB bridge within its trans
   CHECK(m.bridge()->stats().largest_stream_write <= chunk);
 }
 
-// Copy-in over USB is the pipeline of tinygrad/runtime/support/usb.py: 256 KiB windows (payload 256 KiB - 4), a
+// Copy-in over USB is the pipeline of tinygrad's AMDAllocator._copyin: 256 KiB windows (payload 256 KiB - 4), a
 // sentinel per chunk, SDMA draining one window while the host fills the other.
 TEST_CASE("copy-in behind the USB bridge streams 256 KiB windows and is bit-exact at every chunk boundary") {
   emu::emulated_machine m(machine_config(emu::gfx_gen::gfx12, emu::emulated_bus::usb));
@@ -256,7 +256,7 @@ TEST_CASE("a second am_device on one usb_transport boots fully again (mode-1 res
 }
 
 // No ReBAR: BAR0 stays at the emulated card's initial 256 MiB, so discovery reads the table at
-// the end of VRAM through MM_INDEX (bit 31) / MM_INDEX_HI / MM_DATA (Linux Documentation/PCI/sysfs-pci.rst).
+// the end of VRAM through MM_INDEX (bit 31) / MM_INDEX_HI / MM_DATA (tinygrad's AMDev._read_vram).
 TEST_CASE("with a small BAR0, page tables and CPU-visible memory stay inside it and copies bounce through DMA") {
   emu::emulated_machine m(machine_config(emu::gfx_gen::gfx11, emu::emulated_bus::pci));
   transport::system_buses buses = m.buses();

@@ -82,7 +82,7 @@ inline std::vector<std::byte> build_discovery(const std::vector<fake_ip>& ips, b
   return d.b;
 }
 
-// The navi-family bases the emulator and the IP offset headers in drivers/gpu/drm/amd/include/asic_reg use.
+// The navi-family bases (navi10_ip_offset.h) the emulator uses.
 inline std::vector<fake_ip> gfx11_ips() {
   return {{11, 0, 11, 0, 0, {0x1260, 0xA000}},         {1, 0, 13, 0, 0, {0x16000}},   {255, 0, 13, 0, 0, {0x16000}},
           {42, 0, 6, 0, 0, {0x1260, 0xA000}},          {34, 0, 3, 0, 0, {0x1A000}},   {40, 0, 6, 0, 0, {0x10A0}},

@@ -1,6 +1,6 @@
 // discovery_test.cpp: the IP discovery table the emulated GPU leaves at VRAM end - 64 KiB, read
 // back with a minimal parser written here from Linux include/discovery.h (not the emulator's
-// writer), as a driver would read it (tinygrad's mock GPU (test/mockgpu/amd); the IP offset headers in drivers/gpu/drm/amd/include/asic_regppendix B step 1).
+// writer), as a driver would read it (tinygrad/runtime/support/am/amdev.py: AMDev._run_discovery).
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -89,7 +89,7 @@ parsed parse(const std::vector<std::byte>& b) {
 }
 
 std::vector<std::byte> table_in_vram(gpu& g) {
-  std::vector<std::byte> b(10 * 1024);  // what a driver reads (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
+  std::vector<std::byte> b(10 * 1024);  // what a driver reads (tinygrad's AMDev._run_discovery)
   g.vram().read({g.vram().size_bytes() - 64 * 1024}, b);
   return b;
 }
@@ -102,7 +102,7 @@ TEST_CASE_TEMPLATE("the discovery table parses back with the chip's IPs, version
   const parsed p = parse(table_in_vram(g));
   const bool g12 = G::gen == gfx_gen::gfx12;
 
-  // hw ids of Linux soc15_hw_ip.h; versions of tinygrad/runtime/support/am/amdev.py; tinygrad's mock GPU (test/mockgpu/amd) and the task's gfx11 list.
+  // hw ids of Linux soc15_hw_ip.h; versions of tinygrad's mock (amgpu.py: IP_VERSIONS) and the task's gfx11 list.
   struct want {
     unsigned hw_id, major, minor, revision;
   };
@@ -121,7 +121,7 @@ TEST_CASE_TEMPLATE("the discovery table parses back with the chip's IPs, version
     CHECK(ip.revision == w.revision);
     CHECK(ip.instance == 0);
   }
-  // Bases of tinygrad's mock GPU (test/mockgpu/amd), zero-padded to 10 entries.
+  // Bases of tinygrad's test/mockgpu/am/amgpu.py (IP_BASES), zero-padded to 10 entries.
   const auto& gc = p.ips.at(11).bases;
   REQUIRE(gc.size() == 10);
   CHECK(gc[0] == 0x1260u);

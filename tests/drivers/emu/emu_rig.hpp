@@ -1,7 +1,7 @@
 // emu_rig.hpp: a small test driver for the emulated GPU: real page tables in its VRAM, the TLB
-// flush of tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c through MMIO, and compute and SDMA rings set up and fed through registers
-// and doorbells as tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c-5.5 describe. Test-only: the runtime's own ring code
-// lives in runtime/queue.
+// flush of tinygrad/runtime/support/am/ip.py: AM_GMC.flush_tlb through MMIO, and compute and SDMA rings set up
+// and fed through registers and doorbells as AM_GFX/AM_SDMA.setup_ring and ops_amd.py's queues do. Test-only:
+// the runtime's own ring code lives in runtime/queue.
 #pragma once
 #include <bit>
 #include <cstdint>
@@ -19,7 +19,7 @@
 namespace tg::emu::test {
 
 inline constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
-inline constexpr gpu_va va_base{std::uint64_t{1} << 45};  // the reference's window (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
+inline constexpr gpu_va va_base{std::uint64_t{1} << 45};  // the reference's window (AMMemoryManager.va_allocator)
 inline constexpr std::uint64_t va_size = std::uint64_t{1} << 44;
 
 // n seeded random bytes, for copies checked bit for bit.
@@ -38,7 +38,7 @@ struct gfx12 {
   static constexpr gfx_gen gen = gfx_gen::gfx12;
 };
 
-// The hub TLB flush of tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c: HDP flush, MM hub (semaphore, request, ack, release), GC hub.
+// The hub TLB flush of tinygrad's AM_GMC.flush_tlb: HDP flush, MM hub (semaphore, request, ack, release), GC hub.
 class hub_flush final : public memory::tlb_invalidator {
  public:
   explicit hub_flush(gpu& g) : g_(g) {}
@@ -62,7 +62,7 @@ class hub_flush final : public memory::tlb_invalidator {
   std::size_t flushes = 0;
 
  private:
-  static constexpr std::uint32_t req_vmid0 = 0x00F80001;  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
+  static constexpr std::uint32_t req_vmid0 = 0x00F80001;  // VMID 0, flush type 0, every L1/L2 PTE/PDE level
   void poll(std::uint32_t reg, std::uint32_t bit) {
     for (int i = 0; i < 100; ++i)
       if (g_.read_register(reg) & bit) return;
@@ -86,7 +86,7 @@ class emu_rig {
     program_vm();
   }
 
-  // VM_CONTEXT0 as the driver programs it (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
+  // VM_CONTEXT0 as the driver programs it (tinygrad's AM_GMC.enable_vm_addressing).
   void program_vm() {
     const gc_registers& r = g.chip().gc_reg;
     const std::uint64_t base = pt.root_table().value | 1, start = va_base.value >> 12,
@@ -130,7 +130,7 @@ class emu_rig {
   memory::page_table pt;
 };
 
-// Put values, the write-pointer shadow and the doorbell (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c): shared by both queue kinds.
+// Put values, the write-pointer shadow and the doorbell (AMDQueueDesc.signal_doorbell): shared by both queue kinds.
 class ring_writer {
  public:
   buffer ring, gart;  // the ring, and the page holding the read-pointer write-back and wptr shadow
@@ -169,7 +169,7 @@ class ring_writer {
   std::uint64_t put_ = 0;  // in the queue's unit
 };
 
-// The PM4 queue of MEC1 pipe 0 queue 0 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c): doorbell 0x18, rptr at gart + 128, wptr
+// The PM4 queue of MEC1 pipe 0 queue 0 (tinygrad's AM_GFX.setup_ring): doorbell 0x18, rptr at gart + 128, wptr
 // shadow at gart + 56, pointers in dwords.
 class pm4_ring : public ring_writer {
  public:
@@ -201,8 +201,8 @@ class pm4_ring : public ring_writer {
   std::uint64_t rptr() { return rig_.load64(gart, rptr_at); }  // the CP's write-back, dwords
 };
 
-// SDMA0 queue 0 (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c): doorbell 0x800, rptr write-back at gart + 0, wptr shadow at gart + 8,
-// pointers in bytes. submit() keeps each batch contiguous, padding the tail with NOPs (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c).
+// SDMA0 queue 0 (tinygrad's AM_SDMA.setup_ring): doorbell 0x800, rptr write-back at gart + 0, wptr shadow at gart + 8,
+// pointers in bytes. submit() keeps each batch contiguous, padding the tail with NOPs (as AMDCopyQueue._submit).
 class sdma_ring : public ring_writer {
  public:
   static constexpr std::uint64_t doorbell = 0x800, rptr_at = 0, wptr_at = 8;

@@ -1,4 +1,4 @@
-// ih_test.cpp: a GC hub page fault lands in the IH ring the driver programmed (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), with
+// ih_test.cpp: a GC hub page fault lands in the IH ring the driver programmed (tinygrad's AM_IH.init_hw), with
 // the entry layout gmc_v11_0_process_interrupt decodes, the write pointer in its register and its
 // write-back word, and the overflow bit when the ring is full.
 #include <doctest/doctest.h>
@@ -18,7 +18,7 @@ struct ih_setup {
   std::uint32_t ring_bytes;
 };
 
-// Ring 0 as tinygrad/runtime/support/am/ip.py; gfx_v11_0.c programs it (rb_size = log2 of the ring in dwords).
+// Ring 0 as tinygrad's AM_IH.init_hw programs it (rb_size = log2 of the ring in dwords).
 ih_setup program_ih(emu_rig& rig, std::uint32_t ring_bytes) {
   ih_setup s{rig.data.allocate(ring_bytes, 256), rig.data.allocate(4096, 4096), ring_bytes};
   rig.g.vram().write(s.ring, std::vector<std::byte>(ring_bytes, std::byte{0xEE}));

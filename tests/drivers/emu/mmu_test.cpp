@@ -92,7 +92,7 @@ TEST_CASE_TEMPLATE("an unmapped access is a fault with its address, in the recor
   CHECK(rig.g.sdma_queue()->halted);
 
   const gc_registers& r = rig.g.chip().gc_reg;
-  CHECK(rig.g.read_register(r.vm_fault_addr_lo) == std::uint32_t(hole.value >> 12));  // page number (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
+  CHECK(rig.g.read_register(r.vm_fault_addr_lo) == std::uint32_t(hole.value >> 12));  // page number (VA >> 12)
   CHECK(rig.g.read_register(r.vm_fault_addr_hi) == std::uint32_t(hole.value >> 44));
   CHECK(fault_field(rig, "CID") == 13);  // SDMA0
   CHECK(fault_field(rig, "RW") == 0);
@@ -176,7 +176,7 @@ TEST_CASE_TEMPLATE("the system aperture maps MC addresses straight to VRAM", G, 
   sdma_ring q(rig, 4 * KiB);
   const gc_registers& r = rig.g.chip().gc_reg;
   const std::uint64_t vram = rig.g.vram().size_bytes();
-  rig.g.write_register(r.system_aperture_low, 0);  // fb_base >> 18 .. fb_end >> 18 (gc_11_0_0_sh_mask.h; gc_12_0_0_sh_mask.h)
+  rig.g.write_register(r.system_aperture_low, 0);  // fb_base >> 18 .. fb_end >> 18 (tinygrad's AM_GMC.init_hub)
   rig.g.write_register(r.system_aperture_high, std::uint32_t((vram - 1) >> 18));
   const gpu_pa pa = rig.data.allocate(4 * KiB);
   cmd_buffer cb;

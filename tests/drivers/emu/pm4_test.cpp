@@ -20,10 +20,10 @@ void emit_signal(cmd_buffer& cb, gpu_va at, std::uint32_t value) {
   r.gcr = pm4::release_gcr_flush;
   r.address = at;
   r.value = value;
-  pm4::emit_release_mem(cb, r);  // the reference's signal (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+  pm4::emit_release_mem(cb, r);  // the reference's signal (tinygrad's AMDComputeQueue.signal)
 }
 
-// A kernel with only the kernarg pointer as user SGPRs (llvm/docs/AMDGPUUsage.rst) at `code`.
+// A kernel with only the kernarg pointer as user SGPRs (AMDGPUUsage.rst, Initial Kernel Execution State) at `code`.
 pm4::kernel_summary kernel_at(const tg::queue::reg_table& gc, gpu_va code) {
   return {code, 0, 32, 0, gc.encode("regCOMPUTE_PGM_RSRC2", {{"USER_SGPR", 2}}), 0,
           std::uint16_t(pm4::kcp_kernarg_segment_ptr | pm4::kcp_wavefront_size32)};
@@ -68,7 +68,7 @@ TEST_CASE_TEMPLATE("RELEASE_MEM writes 32-bit values, 64-bit values and timestam
   CHECK(irqs[0].source == interrupt_source::cp_end_of_pipe);
   CHECK(irqs[0].context == 42);
   CHECK(rig.g.stats().release_mems == 4);
-  CHECK(q.rptr() == q.put());  // written back in dwords (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
+  CHECK(q.rptr() == q.put());  // written back in dwords (as AMDComputeQueue._submit counts)
 }
 
 TEST_CASE_TEMPLATE("SET_SH_REG and SET_UCONFIG_REG land in the register file", G, gfx11, gfx12) {
@@ -170,7 +170,7 @@ TEST_CASE_TEMPLATE("an IB runs 1,000 times, patched between runs as a graph repl
   });
   cmd_buffer body;
   pm4::emit_dispatch(body, kernel_at(*rig.g.chip().gc_table, code.va), args_for(G::gen, 1, kargs.va, scratch.va));
-  const std::size_t value_dword = body.size() + 5;  // RELEASE_MEM DW5: data low (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+  const std::size_t value_dword = body.size() + 5;  // RELEASE_MEM DW5: data low (AMDComputeQueue.release_mem)
   emit_signal(body, sig.va, 0);
   for (std::size_t i = 0; i < body.size(); ++i) rig.store32(ib, 4 * i, body[i]);
 

@@ -1,4 +1,4 @@
-// psp_test.cpp: the emulated PSP driven as tinygrad/runtime/support/am/amdev.py: AMDev describes: bootloader components,
+// psp_test.cpp: the emulated PSP driven as tinygrad's AM_PSP.init_hw does: bootloader components,
 // sOS alive, KM ring creation, a ring submit with its fence and response, and fault injection.
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // registers_test.cpp: the emulated MMIO register file: indices from the generated tables against
-// the IP offset headers in drivers/gpu/drm/amd/include/asic_reg, and the behaviours the driver relies on (tinygrad's mock GPU (test/mockgpu/amd)), including
-// the MM_INDEX / MM_DATA window onto registers and, with bit 31, onto VRAM (Linux Documentation/PCI/sysfs-pci.rst).
+// the asic_reg offset headers with the navi bases, and the behaviours the driver relies on (test/mockgpu/am/amgpu.py),
+// including the MM_INDEX / MM_DATA window onto registers and, with bit 31, onto VRAM (amdgpu_device_mm_access).
 #include <doctest/doctest.h>
 
 #include "tests/drivers/emu/emu_rig.hpp"
@@ -8,7 +8,7 @@
 using namespace tg::emu;
 using namespace tg::emu::test;
 
-TEST_CASE("register indices agree with the IP offset headers in drivers/gpu/drm/amd/include/asic_reg") {
+TEST_CASE("register indices agree with the offset headers and the navi bases") {
   const personality& g11 = personality_of(gfx_gen::gfx11);
   const personality& g12 = personality_of(gfx_gen::gfx12);
   CHECK(g11.target == "gfx1100");
@@ -55,7 +55,7 @@ TEST_CASE("register indices agree with the IP offset headers in drivers/gpu/drm/
 TEST_CASE_TEMPLATE("RCC_CONFIG_MEMSIZE and FB_LOCATION describe the VRAM and ignore writes", G, gfx11, gfx12) {
   gpu g({.gen = G::gen, .vram_bytes = 256 * MiB});
   const personality& c = g.chip();
-  CHECK(g.read_register(c.nbio_reg.config_memsize) == 256);  // MiB (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
+  CHECK(g.read_register(c.nbio_reg.config_memsize) == 256);  // MiB (tinygrad's AMDev._run_discovery)
   g.write_register(c.nbio_reg.config_memsize, 1);
   CHECK(g.read_register(c.nbio_reg.config_memsize) == 256);
   CHECK(g.read_register(c.gc_reg.fb_location_base) == 0);
@@ -68,7 +68,7 @@ TEST_CASE_TEMPLATE("status registers read as after a finished boot", G, gfx11, g
   const personality& c = g.chip();
   CHECK(g.read_register(c.gc_reg.cp_stat) == 0);
   CHECK(c.field.bootload_complete.get(g.read_register(c.gc_reg.rlc_bootload_status)) == 1);
-  g.write_register(c.gc_reg.rlc_safe_mode, 0x3);  // message 1, CMD (tinygrad/runtime/support/am/amdev.py: AMDev)
+  g.write_register(c.gc_reg.rlc_safe_mode, 0x3);  // message 1, CMD (tinygrad's AM_GFX.set_clockgating_state)
   CHECK(g.read_register(c.gc_reg.rlc_safe_mode) == 0x2);  // CMD taken at once
 }
 
@@ -81,7 +81,7 @@ TEST_CASE_TEMPLATE("invalidation engine 17: semaphore by read, request, acknowle
   CHECK(g.read_register(c.mm_reg.inv_sem) == 1);
 
   CHECK(g.read_register(c.gc_reg.vm_inv_ack) == 0);
-  g.write_register(c.gc_reg.vm_inv_req, 0x00F80001);  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
+  g.write_register(c.gc_reg.vm_inv_req, 0x00F80001);  // tinygrad's AM_GMC.flush_tlb
   CHECK(g.read_register(c.gc_reg.vm_inv_ack) == 1);
   g.write_register(c.mm_reg.inv_req, 0x00F80004);
   CHECK(g.read_register(c.mm_reg.inv_ack) == 4);
@@ -96,7 +96,7 @@ TEST_CASE_TEMPLATE("HDP flushes: the remapped flush register and the REQ/DONE pa
   const nbio_registers& nb = g.chip().nbio_reg;
   const std::uint32_t remap = g.read_register(nb.remap_hdp_mem_flush_cntl);
   CHECK(remap == 0x7F000);
-  g.write_register(remap / 4, 0);  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
+  g.write_register(remap / 4, 0);  // tinygrad's AM_GMC.flush_hdp
   CHECK(g.stats().hdp_flushes == 1);
   g.write_register(nb.hdp_flush_req, 0x8);
   CHECK(g.read_register(nb.hdp_flush_done) == 0x8);
@@ -106,7 +106,7 @@ TEST_CASE_TEMPLATE("HDP flushes: the remapped flush register and the REQ/DONE pa
 TEST_CASE_TEMPLATE("registers beyond the BAR are reached through MM_INDEX/MM_DATA and RSMU_INDEX/DATA", G, gfx11, gfx12) {
   gpu g({.gen = G::gen, .vram_bytes = 64 * MiB});
   const nbio_registers& nb = g.chip().nbio_reg;
-  const std::uint32_t far = 0x507A40;  // the gfx11 S2A doorbell entry (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
+  const std::uint32_t far = 0x507A40;  // the gfx11 S2A doorbell entry (tinygrad's AM_SOC.doorbell_enable)
   g.write_register(nb.rsmu_index, far * 4);
   g.write_register(nb.rsmu_data, 0x1234);
   CHECK(g.read_register(far) == 0x1234);
@@ -127,7 +127,7 @@ TEST_CASE_TEMPLATE("registers beyond the BAR are reached through MM_INDEX/MM_DAT
 TEST_CASE_TEMPLATE("MM_DATA reaches VRAM when MM_INDEX bit 31 is set, with MM_INDEX_HI = address >> 31", G, gfx11, gfx12) {
   gpu g({.gen = G::gen, .vram_bytes = 4096 * MiB});  // above 2 GiB, so MM_INDEX_HI matters
   const nbio_registers& nb = g.chip().nbio_reg;
-  // Through the window the way Linux amdgpu_device_mm_access goes (Linux Documentation/PCI/sysfs-pci.rst).
+  // Through the window the way Linux amdgpu_device_mm_access goes.
   auto at = [&](std::uint64_t address) {
     g.write_register(nb.mm_index, std::uint32_t(address & 0x7FFFFFFF) | 0x80000000u);
     g.write_register(nb.mm_index_hi, std::uint32_t(address >> 31));
@@ -177,7 +177,7 @@ TEST_CASE_TEMPLATE("a dequeue request empties the HQD", G, gfx11, gfx12) {
   REQUIRE(rig.g.compute_queue());
   rig.g.write_register(c.gc_reg.grbm_gfx_cntl, c.gc_table->encode("regGRBM_GFX_CNTL", {{"MEID", 1}}));
   CHECK(rig.g.read_register(c.gc_reg.hqd_active) == 1);
-  rig.g.write_register(c.gc_reg.hqd_dequeue_request, 2);  // reset waves (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
+  rig.g.write_register(c.gc_reg.hqd_dequeue_request, 2);  // reset waves (tinygrad's AM_GFX._dequeue_hqds)
   CHECK(rig.g.read_register(c.gc_reg.hqd_active) == 0);
   CHECK_FALSE(rig.g.compute_queue());
 }

@@ -68,7 +68,7 @@ TEST_CASE_TEMPLATE("FENCE writes 32 bits and leaves the signal's upper dword alo
   sdma::emit_fence(cb, signal.va, 0x1234);
   q.submit(cb);
   rig.g.step_until_idle();
-  CHECK(rig.load64(signal, 0) == 0xDEAD'BEEF'0000'1234ull);  // tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c: only the low 32 bits
+  CHECK(rig.load64(signal, 0) == 0xDEAD'BEEF'0000'1234ull);  // only the low 32 bits (sdma_v6_0_ring_emit_fence)
 }
 
 TEST_CASE_TEMPLATE("WRITE, TIMESTAMP and TRAP", G, gfx11, gfx12) {
@@ -217,10 +217,10 @@ TEST_CASE_TEMPLATE("an SDMA INDIRECT buffer runs and returns to the ring", G, gf
   cmd_buffer body;
   sdma::emit_fence(body, sig.va, 5);
   sdma::emit_const_fill(body, sig.va + 64, 0x01020304u, 64);
-  body.resize(16, 0);  // padded to 8 dwords (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c)
+  body.resize(16, 0);  // padded to 8 dwords (as tinygrad's AMDCopyQueue.bind)
   for (std::size_t i = 0; i < body.size(); ++i) rig.store32(ib, 4 * i, body[i]);
   cmd_buffer cb{0x0000'0004u, std::uint32_t(ib.va.value), std::uint32_t(ib.va.value >> 32),
-                std::uint32_t(body.size()), 0, 0};  // INDIRECT (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c)
+                std::uint32_t(body.size()), 0, 0};  // INDIRECT (sdma_v6_0_0_pkt_open.h)
   sdma::emit_fence(cb, sig.va + 4, 6);
   q.submit(cb);
   rig.g.step_until_idle();

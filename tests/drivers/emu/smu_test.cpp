@@ -1,4 +1,4 @@
-// smu_test.cpp: the emulated SMU mailbox (tinygrad/runtime/support/am/amdev.py: AMDev): version, feature enable,
+// smu_test.cpp: the emulated SMU mailbox (tinygrad's AM_SMU._smu_cmn_send_msg): version, feature enable,
 // DRAM address, DPM queries, clock limits, unknown messages, the mode-1 reset (which clears the
 // warm-boot flags and every register but keeps VRAM), and a silent SMU.
 #include <doctest/doctest.h>
@@ -96,7 +96,7 @@ TEST_CASE_TEMPLATE("a mode-1 reset clears the warm-boot flags, the sOS and the q
   gpu& g = rig.g;
   const gc_registers& gc = g.chip().gc_reg;
   const mp_registers& mp = g.chip().mp_reg;
-  g.write_register(gc.scratch_reg7, 0xA0000008u);  // a finished AM boot (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
+  g.write_register(gc.scratch_reg7, 0xA0000008u);  // a finished AM boot (tinygrad's AMDev.Version)
   g.write_register(gc.scratch_reg6, 1);
   g.write_register(mp.psp_35, 0x20000);  // LOAD_SOSDRV: sOS alive
   REQUIRE(g.read_register(mp.psp_81) != 0);

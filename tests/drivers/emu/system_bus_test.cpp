@@ -42,7 +42,7 @@ class test_bus final : public system_bus {
   std::vector<std::byte> mem_;
 };
 
-constexpr std::uint64_t bus_base = 0x1'0000'0000;  // the mock's first fake PFN (tinygrad's mock GPU (test/mockgpu/amd))
+constexpr std::uint64_t bus_base = 0x1'0000'0000;  // the mock's first fake PFN (test/mockgpu/am/amgpu.py: MockAMGPU)
 
 // `bytes` of system pages at bus_base + offset, mapped at a fresh VA.
 gpu_va map_system(emu_rig& rig, std::uint64_t offset, std::uint64_t bytes) {
@@ -138,7 +138,7 @@ TEST_CASE_TEMPLATE("a system page is a fault when no bus is attached or the bus 
   CHECK(faults[0].address == sys + 0x1234);
   CHECK_FALSE(faults[0].write);
   CHECK(rig.g.sdma_queue()->halted);
-  // Latched as any page fault: FAULT_ADDR holds the page number (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
+  // Latched as any page fault: FAULT_ADDR holds the page number (gmc_v11_0_process_interrupt).
   const gc_registers& r = rig.g.chip().gc_reg;
   CHECK(rig.g.read_register(r.vm_fault_addr_lo) == std::uint32_t((sys.value + 0x1234) >> 12));
   CHECK(rig.g.read_register(r.vm_fault_status) != 0);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -80,8 +81,16 @@ TEST_CASE("tokenize and detokenize round-trip") {
   for (const std::string text : {"The quick brown fox", "Hello, world! 123", "naïve café, 東京"}) {
     CAPTURE(text);
     const ids t = m.tokenize(text);
+    REQUIRE(t.size() > 1);
     CHECK(t.front() == 1);
-    CHECK(m.detokenize(t) == text);
+    const ids plain = m.tokenize(text, false);
+    CHECK(std::equal(t.begin() + 1, t.end(), plain.begin(), plain.end()));
+    // The prefix space SentencePiece adds is removed from the first token decoded; after BOS
+    // it stays, as in llama.cpp's detokenize.
+    CHECK(m.detokenize(std::span(t).subspan(1)) == text);
+    const std::string with_bos = m.detokenize(t);
+    CHECK(with_bos.starts_with(" "));
+    CHECK(std::string_view(with_bos).substr(1) == text);
   }
 }
 
@@ -260,7 +269,7 @@ TEST_CASE("the log callback receives the loading line") {
 
 TEST_CASE("a missing or corrupt file is a usage_error naming the path") {
   const std::string missing = temp_file("missing.gguf").string();
-  CHECK_THROWS_WITH_AS(tg::llm::model::open(missing, small), doctest::Contains(missing), tg::usage_error);
+  CHECK_THROWS_WITH_AS(tg::llm::model::open(missing, small), doctest::Contains(missing.c_str()), tg::usage_error);
 
   // Not a GGUF file at all.
   const auto garbage = temp_file("garbage.gguf");
@@ -268,7 +277,7 @@ TEST_CASE("a missing or corrupt file is a usage_error naming the path") {
     std::ofstream out(garbage, std::ios::binary);
     out << "this is not a model, just some text that is long enough to be read as a header";
   }
-  CHECK_THROWS_WITH_AS(tg::llm::model::open(garbage.string(), small), doctest::Contains(garbage.string()),
+  CHECK_THROWS_WITH_AS(tg::llm::model::open(garbage.string(), small), doctest::Contains(garbage.string().c_str()),
                        tg::usage_error);
 
   // The real file cut short: the header says more than there is.
@@ -280,7 +289,7 @@ TEST_CASE("a missing or corrupt file is a usage_error naming the path") {
     std::ofstream out(truncated, std::ios::binary);
     out.write(head.data(), in.gcount());
   }
-  CHECK_THROWS_WITH_AS(tg::llm::model::open(truncated.string(), small), doctest::Contains(truncated.string()),
+  CHECK_THROWS_WITH_AS(tg::llm::model::open(truncated.string(), small), doctest::Contains(truncated.string().c_str()),
                        tg::usage_error);
   std::filesystem::remove(garbage);
   std::filesystem::remove(truncated);

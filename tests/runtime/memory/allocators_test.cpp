@@ -13,7 +13,7 @@ using namespace tg::memory;
 namespace {
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB, TiB = 1024 * GiB;
-constexpr gpu_va reference_va_base{std::uint64_t{1} << 45};  // tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c
+constexpr gpu_va reference_va_base{std::uint64_t{1} << 45};  // tinygrad's AMMemoryManager.va_allocator
 constexpr std::uint64_t reference_va_size = std::uint64_t{1} << 44;
 
 }  // namespace

@@ -12,7 +12,7 @@
 namespace tg::memory::test {
 
 inline constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
-inline constexpr gpu_va va_base{std::uint64_t{1} << 45};  // the reference's window (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
+inline constexpr gpu_va va_base{std::uint64_t{1} << 45};  // the reference's window (AMMemoryManager.va_allocator)
 inline constexpr std::uint64_t va_size = std::uint64_t{1} << 44;
 
 struct page_table_rig {

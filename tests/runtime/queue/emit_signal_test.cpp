@@ -58,7 +58,7 @@ TEST_CASE("an sdma signal is an uncached FENCE") {
   CHECK(cb[sdma_signal_value_dword] == 77);
 }
 
-TEST_CASE("an sdma timestamp and wait follow tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c") {
+TEST_CASE("an sdma timestamp and wait follow tinygrad's AMDCopyQueue.timestamp and wait") {
   signal_rig r;
   check_sdma(emitted([&](cmd_buffer& c) { emit_timestamp_sdma(c, r.s); }), {0x0000020D, 0x34000008, 0x12});
   cmd_buffer cb = emitted([&](cmd_buffer& c) { emit_wait_signal_sdma(c, r.s, 5); });

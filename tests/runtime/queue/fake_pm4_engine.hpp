@@ -1,6 +1,6 @@
 // fake_pm4_engine.hpp: a software CP for queue tests: drains a PM4 ring on its own thread.
 //
-// Written from tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h (packet layouts), not from the encoders under test,
+// Written from the packet layouts of nvd.h and tinygrad's AMDComputeQueue, not from the encoders under test,
 // so it checks them independently. It follows the write-pointer shadow, executes SET_SH_REG,
 // DISPATCH_DIRECT (hands the kernel to a callback), RELEASE_MEM (memory writes), WAIT_REG_MEM,
 // INDIRECT_BUFFER (runs the IB, then returns to the ring) and skips NOP, ACQUIRE_MEM and
@@ -51,11 +51,11 @@ struct fake_pm4_options {
 
 class fake_pm4_engine {
  public:
-  // Opcodes and fields from gfx_v11_0.c-3.8.
+  // Opcodes and fields from nvd.h (PACKET3_*).
   static constexpr std::uint32_t op_nop = 0x10, op_dispatch_direct = 0x15, op_wait_reg_mem = 0x3C,
                                  op_indirect_buffer = 0x3F, op_event_write = 0x46, op_release_mem = 0x49,
                                  op_acquire_mem = 0x58, op_set_sh_reg = 0x76;
-  static constexpr std::uint32_t sh_user_data_0 = 0x240;  // SH offset of COMPUTE_USER_DATA_0 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+  static constexpr std::uint32_t sh_user_data_0 = 0x240;  // SH offset of COMPUTE_USER_DATA_0 (0x2E40 - 0x2C00)
 
   using options = fake_pm4_options;
 
@@ -89,7 +89,7 @@ class fake_pm4_engine {
 
   std::uint32_t ring_dword(std::uint64_t at) const { return queue::read_dword(ring_, 4 * (at % ring_dwords_)); }
 
-  // Packet length from its header: count + 2, except the one-dword NOP of count 0x3FFF (gfx_v11_0.c,
+  // Packet length from its header: count + 2, except the one-dword NOP of count 0x3FFF (nvd.h's PACKET3,
   // pm4.hpp nop_single_dword).
   static std::size_t length(std::uint32_t h) {
     std::uint32_t op = (h >> 8) & 0xFF, count = (h >> 16) & 0x3FFF;
@@ -170,7 +170,7 @@ class fake_pm4_engine {
         if (data_sel == 0) return true;
         std::byte* dst = mem(p[3], p[4], 8, "RELEASE_MEM");
         if (!dst) return false;
-        // DATA_SEL 1 writes the low dword only; the upper dword of a signal is 0 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), so
+        // DATA_SEL 1 writes the low dword only; the upper dword of a signal is 0 (as tinygrad's signals keep it), so
         // a zero-extended 64-bit store is the same and stays atomic for the host's 64-bit reads.
         std::uint64_t value = data_sel == 1 ? p[5] : data_sel == 2 ? (std::uint64_t(p[6]) << 32 | p[5])
                                                                    : std::uint64_t(packets_.load());
@@ -203,7 +203,7 @@ class fake_pm4_engine {
   std::atomic<std::uint64_t> hang_at_{std::numeric_limits<std::uint64_t>::max()};
   std::uint64_t ib_packets_ = 0;
   std::uint64_t pos_ = 0;
-  std::array<std::uint32_t, 0x400> sh_{};  // the SH register window, by offset (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+  std::array<std::uint32_t, 0x400> sh_{};  // the SH register window, by offset (index - PACKET3_SET_SH_REG_START)
   std::vector<std::string> errors_;
 };
 

@@ -1,9 +1,9 @@
 // fake_sdma_engine.hpp: a software SDMA engine for queue tests: drains an SDMA ring on its thread.
 //
-// Written from tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c (lengths from the 4.1 table), independently of the
+// Written from sdma_v6_0_0_pkt_open.h and tinygrad's AMDCopyQueue (packet lengths), independently of the
 // encoders and of sdma_packet_size. Pointers are bytes and the read pointer is reported unwrapped
-// (64-bit write-back, tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c). Like the hardware the reference was written for, it
-// refuses a packet that straddles the ring end (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c): that, an unknown op, or a packet past
+// (64-bit write-back, as AM_SDMA.setup_ring programs it). Like the hardware the reference was written for, it
+// refuses a packet that straddles the ring end (see AMDCopyQueue._submit): that, an unknown op, or a packet past
 // the write pointer is recorded in errors() and stops the engine. Zero dwords are NOPs.
 #pragma once
 #include <atomic>
@@ -45,7 +45,7 @@ class fake_sdma_engine {
 
   std::uint32_t dword(std::uint64_t byte_pos) const { return queue::read_dword(ring_, byte_pos % ring_bytes_); }
 
-  // Dwords in the packet at byte_pos; 0 for an unknown op (sdma_v7_0.c; sdma_v6_0_0_pkt_open.h for WRITE). Reads
+  // Dwords in the packet at byte_pos; 0 for an unknown op (sdma_v6_0_0_pkt_open.h). Reads
   // nothing at or past wptr: that memory may be being written.
   std::size_t length(std::uint64_t byte_pos, std::uint64_t wptr) const {
     std::uint32_t h = dword(byte_pos);
@@ -94,7 +94,7 @@ class fake_sdma_engine {
   bool execute(const std::vector<std::uint32_t>& p) {
     switch (p[0] & 0xFF) {
       case 0: nop_dwords_ += p.size(); return true;
-      case 5: {  // FENCE: 32-bit data, zero-extended like the reference's mock (tinygrad's mock GPU (test/mockgpu/amd))
+      case 5: {  // FENCE: 32-bit data, zero-extended like the reference's mock (SDMAExecutor._execute_fence)
         std::byte* dst = mem(p[1], p[2], 8, "FENCE");
         if (dst) queue::store64({{dst, 8}, {}}, 0, p[3]);
         ++packets_;

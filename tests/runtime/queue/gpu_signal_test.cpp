@@ -1,4 +1,4 @@
-// gpu_signal_test.cpp: signal layout (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), waits, timeouts and progress (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
+// gpu_signal_test.cpp: signal layout (tinygrad's HCQSignal), waits, timeouts and progress (HCQSignal.wait).
 #include <doctest/doctest.h>
 
 #include <chrono>

@@ -1,5 +1,5 @@
-// indirect_buffer_test.cpp: IB upload, submission as INDIRECT_BUFFER (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h) and the reuse
-// protocol: no patching while the GPU may read the IB (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
+// indirect_buffer_test.cpp: IB upload, submission as INDIRECT_BUFFER (tinygrad's AMDComputeQueue.bind) and the reuse
+// protocol: no patching while the GPU may read the IB (as tinygrad/runtime/graph/hcq.py: HCQGraph waits first).
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -14,7 +14,7 @@ using tg::test::queue_rig;
 
 namespace {
 
-// EVENT_WRITE CS_PARTIAL_FLUSH, then a 3-dword NOP (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
+// EVENT_WRITE CS_PARTIAL_FLUSH, then a 3-dword NOP (nvd.h: PACKET3_EVENT_WRITE, PACKET3_NOP).
 const cmd_buffer recorded{0xC0004600, 0x00000407, 0xC0011000, 0, 0};
 
 struct ib_rig {
@@ -33,7 +33,7 @@ TEST_CASE("an IB holds the recorded commands and is submitted as INDIRECT_BUFFER
   for (std::size_t i = 0; i < recorded.size(); ++i) CHECK(r.ib.read(i) == recorded[i]);
   CHECK(r.ib.is_idle());
   CHECK(r.q.submit_ib(r.ib) == submission{1, 0});
-  CHECK(r.rig.ring_dword(0) == 0xC0023F00);               // INDIRECT_BUFFER header (gfx_v11_0.c)
+  CHECK(r.rig.ring_dword(0) == 0xC0023F00);               // INDIRECT_BUFFER header (nvd.h's PACKET3)
   CHECK(r.rig.ring_dword(1) == 0x34000300);               // IB address low
   CHECK(r.rig.ring_dword(2) == 0x12);                     // IB address high
   CHECK(r.rig.ring_dword(3) == (5u | 1u << 23));          // size in dwords | INDIRECT_BUFFER_VALID

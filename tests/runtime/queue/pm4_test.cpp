@@ -34,7 +34,7 @@ words emitted(auto emit) {
 
 }  // namespace
 
-// The header values of gfx_v11_0.c, from nvd.h's PACKET3.
+// The header values, from nvd.h's PACKET3.
 static_assert(type3_header(PACKET3_WAIT_REG_MEM, 6) == 0xC0053C00);
 static_assert(type3_header(PACKET3_RELEASE_MEM, 7) == 0xC0064900);
 static_assert(type3_header(PACKET3_SET_SH_REG, 2) == packet3(op_set_sh_reg, 1));
@@ -73,7 +73,7 @@ TEST_CASE("set_sh_reg writes COMPUTE_PGM_LO at SH offset 0x20C") {
   words values{0x00123456, 0x7F};
   check_pm4(emitted([&](cmd_buffer& cb) { emit_set_sh_reg(cb, index, values); }),
             {packet3(op_set_sh_reg, 2), index - 0x2C00, 0x00123456, 0x7F});
-  CHECK(index - 0x2C00 == 0x20C);  // tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h
+  CHECK(index - 0x2C00 == 0x20C);  // PACKET3_SET_SH_REG_START = 0x2C00
 }
 
 TEST_CASE("set_uconfig_reg writes GRBM_GFX_INDEX at UCONFIG offset 0x200") {
@@ -101,7 +101,7 @@ TEST_CASE("set register packets refuse registers outside their window") {
 TEST_CASE("wait_reg_mem encodes the memory, register and write-then-wait forms") {
   // DW1: FUNCTION bits from 0 (nvd.h:117), MEM_SPACE << 4 (:126), OPERATION << 6 (:130),
   // ENGINE << 8 (:134). Functions: 3 ==, 5 >= (nvd.h:118-125).
-  SUBCASE("signal wait: memory, >= (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h: DW1 = 0x15)") {
+  SUBCASE("signal wait: memory, >= (AMDComputeQueue.wait: DW1 = 0x15)") {
     check_pm4(emitted([](cmd_buffer& cb) {
                 emit_wait_mem(cb, gpu_va{0x0000'1234'5678'9AB0}, compare::greater_equal, 7);
               }),
@@ -116,7 +116,7 @@ TEST_CASE("wait_reg_mem encodes the memory, register and write-then-wait forms")
     check_pm4(emitted([](cmd_buffer& cb) { emit_write_wait_reg(cb, 0xE26, 0xE27, compare::equal, 4, 4, 0x20); }),
               {packet3(op_wait_reg_mem, 5), 1u << 6 | 3u << 0, 0xE26, 0xE27, 4, 4, 0x20});
   }
-  SUBCASE("HDP flush as the reference (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h: DW1 = 0x45)") {
+  SUBCASE("HDP flush as the reference (AMDComputeQueue.memory_barrier: DW1 = 0x45)") {
     words w = emitted([](cmd_buffer& cb) {
       emit_write_wait_reg(cb, 0xE26, 0xE27, compare::greater_equal, 0xFFFFFFFF, 0xFFFFFFFF, 4);
     });
@@ -138,7 +138,7 @@ TEST_CASE("acquire_mem matches gfx_v11_0_emit_mem_sync and gfx_v12_0_emit_mem_sy
   constexpr std::uint32_t linux_gcr = 1u << 14 | 1u << 15 | 1u << 5 | 1u << 4 | 1u << 9 | 1u << 8 | 1u << 7 | 1u << 0;
   check_pm4(emitted([&](cmd_buffer& cb) { emit_acquire_mem(cb, linux_gcr); }),
             {packet3(op_acquire_mem, 6), 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0x0A, linux_gcr});
-  SUBCASE("the reference's barriers (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)") {
+  SUBCASE("the reference's barriers (AMDComputeQueue.acquire_mem)") {
     // full: GLI_INV(1), GLM_WB, GLM_INV, GLK_WB (bit 6, nvd.h:285), GLK_INV, GLV_INV, GL1_INV, GL2_INV, GL2_WB
     CHECK(gcr_full_invalidate == (1u << 0 | 1u << 4 | 1u << 5 | 1u << 6 | 1u << 7 | 1u << 8 | 1u << 9 | 1u << 14 | 1u << 15));
     CHECK(gcr_before_dispatch == (1u << 4 | 1u << 5 | 1u << 6 | 1u << 7 | 1u << 8 | 1u << 9));
@@ -166,7 +166,7 @@ TEST_CASE("release_mem writes signals, timestamps and drains") {
     check_pm4(w, {packet3(op_release_mem, 6), 1u << 22 | 1u << 21 | 1u << 13 | 1u << 12 | 3u << 25 | 0x14u | 5u << 8,
                   1u << 29, 0x1000, 0x7FFF, 42, 0, 0});
   }
-  SUBCASE("the reference's signal with cache flush (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h: 0x0070F514, 0x20000000)") {
+  SUBCASE("the reference's signal with cache flush (AMDComputeQueue.signal: 0x0070F514, 0x20000000)") {
     words w = emitted([&](cmd_buffer& cb) {
       emit_release_mem(cb, {.gcr = release_gcr_flush, .address = signal, .value = 9});
     });
@@ -179,7 +179,7 @@ TEST_CASE("release_mem writes signals, timestamps and drains") {
     CHECK_THROWS_WITH_AS(emit_release_mem(cb, {.data = data_sel::gpu_clock, .address = signal + 4}),
                          "pm4: RELEASE_MEM address 0x7fff00001004 is not 8-byte aligned", tg::usage_error);
   }
-  SUBCASE("a drain writes nothing and interrupts after the write confirm (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h: 0x02000000)") {
+  SUBCASE("a drain writes nothing and interrupts after the write confirm (AMDComputeQueue.timestamp: 0x02000000)") {
     words w = emitted([](cmd_buffer& cb) {
       emit_release_mem(cb, {.data = data_sel::none, .interrupt = int_sel::interrupt_after_write});
     });
@@ -247,7 +247,7 @@ constexpr dispatch_args test_args(gfx_version gfx) {
           .waves_per_sh = 0};
 }
 
-// SET_SH_REG packet with `n` values at SH offset `offset` (offsets from tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
+// SET_SH_REG packet with `n` values at SH offset `offset` (register index - 0x2C00).
 words sh(std::uint32_t offset, words values) {
   words w{packet3(op_set_sh_reg, std::uint32_t(values.size())), offset};
   w.insert(w.end(), values.begin(), values.end());
@@ -260,9 +260,9 @@ words concat(std::initializer_list<words> parts) {
   return all;
 }
 
-// The tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h sequence for test_kernel, written out packet by packet.
+// The sequence of tinygrad's AMDComputeQueue.exec for test_kernel, written out packet by packet.
 words expected_dispatch(gfx_version gfx, words user_data) {
-  // gfx11 sets COMPUTE_PGM_RSRC1.PRIV (bit 20, gc_11_0_0_sh_mask.h:14662) (llvm/docs/AMDGPUUsage.rst).
+  // gfx11 sets COMPUTE_PGM_RSRC1.PRIV (bit 20, gc_11_0_0_sh_mask.h:14662) (as tinygrad's AMDProgram, for CWSR).
   std::uint32_t rsrc1 = gfx == gfx_version::gfx11 ? 0x60AF0081u | 1u << 20 : 0x60AF0081u;
   // LDS_SIZE is RSRC2 bits 23:15 (gc_11_0_0_sh_mask.h:14692, gc_12_0_0_sh_mask.h:7485).
   std::uint32_t rsrc2 = 0x98u | 2u << 15;
@@ -284,7 +284,7 @@ words expected_dispatch(gfx_version gfx, words user_data) {
 
 }  // namespace
 
-TEST_CASE("the dispatch sequence follows tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h") {
+TEST_CASE("the dispatch sequence follows tinygrad's AMDComputeQueue.exec") {
   for (gfx_version gfx : {gfx_version::gfx11, gfx_version::gfx12}) {
     CAPTURE(int(gfx));
     words w = emitted([&](cmd_buffer& cb) { emit_dispatch(cb, test_kernel, test_args(gfx)); });
@@ -298,7 +298,7 @@ TEST_CASE("the dispatch passes the scratch V# and dispatch pointer when the kern
   kernel_summary k = test_kernel;
   k.code_properties |= kcp_private_segment_buffer | kcp_dispatch_ptr;
   words w = emitted([&](cmd_buffer& cb) { emit_dispatch(cb, k, test_args(gfx_version::gfx11)); });
-  // llvm/docs/AMDGPUUsage.rst: V# {base lo, base hi | 1 << 31, 0xFFFFFFFF, 0x20C14000}, then the
+  // AMDComputeQueue.exec's V# {base lo, base hi | 1 << 31, 0xFFFFFFFF, 0x20C14000}, then the
   // dispatch packet at kernargs + kernarg_size, then the kernarg pointer.
   check_pm4(w, expected_dispatch(gfx_version::gfx11, {0xCDEF0000, 0x000000AB | 1u << 31, 0xFFFFFFFF, 0x20C14000,
                                                       0x00000058, 0x00007F00, 0x00000040, 0x00007F00}));
@@ -315,7 +315,7 @@ TEST_CASE("the dispatch refuses what the hardware or tg cannot do") {
                          "which tg does not provide; compile without it",
                          tg::usage_error);
   }
-  SUBCASE("more LDS than the device has (llvm/docs/AMDGPUUsage.rst)") {
+  SUBCASE("more LDS than the device has (AMDProgram's group_segment_size check)") {
     kernel_summary k = test_kernel;
     k.group_segment_bytes = 64 * 1024 + 1;
     CHECK_THROWS_WITH_AS(emit_dispatch(cb, k, test_args(gfx_version::gfx12)),

@@ -17,7 +17,7 @@ using tg::test::queue_rig;
 
 namespace {
 
-// A 2-dword stand-in for real work: EVENT_WRITE CS_PARTIAL_FLUSH (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
+// A 2-dword stand-in for real work: EVENT_WRITE CS_PARTIAL_FLUSH (nvd.h: PACKET3_EVENT_WRITE).
 const cmd_buffer work{0xC0004600, 0x00000407};
 
 queue_compute_config config(queue_rig& rig, std::chrono::milliseconds space_timeout = 2000ms) {

@@ -1,6 +1,6 @@
 // queue_copy_test.cpp: SDMA queue submissions, synchronize and the hang path, and many
 // submissions on a small ring against fake_sdma_engine, which refuses packets that straddle the
-// ring end (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c).
+// ring end (as tinygrad's AMDCopyQueue._submit avoids).
 #include <doctest/doctest.h>
 
 #include <chrono>

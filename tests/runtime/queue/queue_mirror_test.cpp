@@ -1,4 +1,4 @@
-// queue_mirror_test.cpp: queue memory without a CPU mapping (USB, tinygrad/runtime/support/am/amdev.py): a mirror carries the
+// queue_mirror_test.cpp: queue memory without a CPU mapping (USB): a mirror carries the
 // host shadow to the "device" copy and back, and the queues work through it unchanged.
 #include <doctest/doctest.h>
 
@@ -48,7 +48,7 @@ struct counting_mirror final : memory_mirror {
   void set_device_qword(std::size_t offset, std::uint64_t v) { std::memcpy(device.data() + offset, &v, 8); }
 };
 
-const cmd_buffer work{0xC0004600, 0x00000407};  // EVENT_WRITE CS_PARTIAL_FLUSH (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+const cmd_buffer work{0xC0004600, 0x00000407};  // EVENT_WRITE CS_PARTIAL_FLUSH (nvd.h: PACKET3_EVENT_WRITE)
 
 }  // namespace
 
@@ -80,7 +80,7 @@ TEST_CASE("a ring submission through a mirror pushes the packet dwords and then 
 
   // EVENT_WRITE (2) + RELEASE_MEM (8) reach the device copy, then the write-pointer shadow (10).
   CHECK(m.device_dword(0) == 0xC0004600);
-  CHECK(m.device_dword(8) == 0xC0064900);  // RELEASE_MEM header, tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h
+  CHECK(m.device_dword(8) == 0xC0064900);  // RELEASE_MEM header, PACKET3(PACKET3_RELEASE_MEM, 6)
   CHECK(m.device_dword(4 * 7) == 1);       // its value: timeline 1
   const std::size_t wptr_at = 256 + pointer_page_wptr_offset;
   CHECK(m.device_qword(wptr_at) == 10);

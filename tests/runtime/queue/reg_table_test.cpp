@@ -27,7 +27,7 @@ static_assert(!is_well_formed(reg_table{"bad mask", one_reg, bad_fields}));
 static_assert(demo.encode("regALPHA", {{"LOW", 5}, {"MID", 0xAB}}) == 0xAB5);
 static_assert(demo.decode("regALPHA", "MID", 0xAB5) == 0xAB);
 static_assert(demo.modify("regALPHA", 0xFFFFFFFF, {{"MID", 0}}) == 0xFFFFF00F);
-// The generated PM4 tables answer at compile time: COMPUTE_DISPATCH_INITIATOR of tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h.
+// The generated PM4 tables answer at compile time: COMPUTE_DISPATCH_INITIATOR as tinygrad's ops_amd.py writes it.
 static_assert(pm4::gc_11_0_0::table.encode("regCOMPUTE_DISPATCH_INITIATOR",
                                            {{"COMPUTE_SHADER_EN", 1}, {"FORCE_START_AT_000", 1}, {"CS_W32_EN", 1}}) ==
               0x8005);
@@ -66,12 +66,12 @@ TEST_CASE("describe shows a value with every field") {
 }
 
 TEST_CASE("the queue tables give gfx11 and gfx12 their own field layouts") {
-  // COMPUTE_TMPRING_SIZE.WAVESIZE is bits 26:12 on gfx11 and 29:12 on gfx12 (llvm/docs/AMDGPUUsage.rst).
+  // COMPUTE_TMPRING_SIZE.WAVESIZE is bits 26:12 on gfx11 and 29:12 on gfx12 (gc_11_0_0_sh_mask.h, gc_12_0_0_sh_mask.h).
   const reg_table& t11 = pm4::queue_regs(pm4::gfx_version::gfx11);
   const reg_table& t12 = pm4::queue_regs(pm4::gfx_version::gfx12);
   CHECK(t11.field(t11.reg("regCOMPUTE_TMPRING_SIZE"), "WAVESIZE").mask == 0x07FFF000u);
   CHECK(t12.field(t12.reg("regCOMPUTE_TMPRING_SIZE"), "WAVESIZE").mask == 0x3FFFF000u);
-  CHECK(pm4::reg_index(pm4::gfx_version::gfx11, "regCOMPUTE_USER_DATA_0") == 0x2E40);  // the IP offset headers in drivers/gpu/drm/amd/include/asic_reg
+  CHECK(pm4::reg_index(pm4::gfx_version::gfx11, "regCOMPUTE_USER_DATA_0") == 0x2E40);  // gc_11_0_0_offset.h, navi bases
   CHECK_THROWS_AS(pm4::reg_index(pm4::gfx_version::gfx11, "regCP_HQD_ACTIVE"), tg::usage_error);  // not SH/UCONFIG
   CHECK(std::size(pm4::gc_11_0_0::regs) == pm4::gc_11_0_0::reg_count);
 }

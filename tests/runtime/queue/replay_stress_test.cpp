@@ -1,7 +1,7 @@
 // replay_stress_test.cpp: graph replay through indirect buffers on a small ring, against a
 // software CP on another thread.
 //
-// 64 IBs, each a recorded two-kernel graph (the real dispatch sequence of tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h plus a
+// 64 IBs, each a recorded two-kernel graph (the real dispatch sequence of tinygrad's AMDComputeQueue.exec plus a
 // RELEASE_MEM of a graph signal), are replayed 5,000 times round-robin on a 4 KiB ring. Each
 // replay patches, in place, the workgroup counts, the kernel arguments (kept in the IB's data
 // tail) and the graph signal's value. The engine checks, per kernel and per IB, that all of them

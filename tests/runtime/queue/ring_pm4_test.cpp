@@ -1,7 +1,7 @@
 // ring_pm4_test.cpp: the compute ring's pointer units, wrap, read-pointer forms and back-pressure.
 //
-// Expected values come from tinygrad/runtime/support/am/ip.py; gfx_v11_0.c (PM4 put value, wptr and doorbell in dwords),
-// 5.5 (packets may run across the ring end) and 5.1 (pointer page: wptr at +56, rptr at +128).
+// Expected values come from tinygrad's AMDComputeQueue._submit (PM4 put value, wptr and doorbell in dwords; packets
+// may run across the ring end) and AM_GFX.setup_ring (pointer page: wptr at +56, rptr at +128).
 #include <doctest/doctest.h>
 
 #include <chrono>

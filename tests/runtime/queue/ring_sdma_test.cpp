@@ -1,7 +1,7 @@
 // ring_sdma_test.cpp: the SDMA ring's byte pointers, the no-straddle wrap rule and back-pressure.
 //
-// Expected placements are worked out by hand from tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c (steps 1-6 of the
-// reference's rule, and the USB / hcq2 variant) on a 256-byte ring; 4.1 says a zero dword is a
+// Expected placements are worked out by hand from tinygrad's AMDCopyQueue._submit (the steps of the
+// reference's rule, and the USB / hcq2 variant) on a 256-byte ring; a zero dword is an SDMA
 // NOP, so the zeroed tail must read back as zeros (the test arena starts as 0xCD bytes).
 #include <doctest/doctest.h>
 
@@ -19,8 +19,8 @@ using tg::test::queue_rig;
 
 namespace {
 
-constexpr std::uint32_t fence_header = 0x00030005;  // tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c
-constexpr std::uint32_t copy_header = 0x00000001;   // tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c
+constexpr std::uint32_t fence_header = 0x00030005;  // FENCE, MTYPE 3 (AMDCopyQueue.signal)
+constexpr std::uint32_t copy_header = 0x00000001;   // COPY_LINEAR (AMDCopyQueue.copy)
 constexpr std::uint32_t untouched = 0xCDCDCDCD;     // the arena's fill
 
 // FENCE(4) + COPY_LINEAR(7) + FENCE(4): 15 dwords, 60 bytes.

@@ -79,7 +79,7 @@ TEST_CASE("fence matches sdma_v6_0_ring_emit_fence") {
   // sdma_v6_0.c:357-363: OP(FENCE) | MTYPE(3) (mtype shift 16, pkt_open.h:4126), addr lo, hi, seq.
   words w = emitted([](cmd_buffer& cb) { emit_fence(cb, gpu_va{0x0000'7FFF'0000'1000}, 77); });
   check_sdma(w, {op_fence | 3u << 16, 0x00001000, 0x7FFF, 77});
-  CHECK(w[0] == 0x00030005u);  // tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c
+  CHECK(w[0] == 0x00030005u);  // FENCE with MTYPE 3, as tinygrad's AMDCopyQueue.signal
   cmd_buffer cb;
   CHECK_THROWS_AS(emit_fence(cb, gpu_va{0x1001}, 0), tg::usage_error);
 }
@@ -97,11 +97,11 @@ TEST_CASE("poll_regmem waits on memory like sdma_v6_0_ring_emit_pipeline_sync") 
   // MEM_POLL(1) (shift 31, :4511); addr lo, hi, reference, mask, RETRY_COUNT(0xfff) (shift 16,
   // :4552) | INTERVAL(4) (bits 15:0, :4545).
   gpu_va fence{0x0000'0001'0000'0010};
-  SUBCASE("equal, as the kernel's pipeline sync (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c: 0xB0000008)") {
+  SUBCASE("equal, as the kernel's pipeline sync (sdma_v6_0_ring_emit_pipeline_sync: 0xB0000008)") {
     check_sdma(emitted([&](cmd_buffer& cb) { emit_poll_regmem(cb, fence, compare::equal, 5); }),
                {op_poll_regmem | 3u << 28 | 1u << 31, 0x10, 0x1, 5, 0xFFFFFFFF, 0xFFFu << 16 | 4u});
   }
-  SUBCASE("greater or equal, the signal wait (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c: 0xD0000008, 0x0FFF0004)") {
+  SUBCASE("greater or equal, the signal wait (AMDCopyQueue.wait: 0xD0000008, 0x0FFF0004)") {
     words w = emitted([&](cmd_buffer& cb) { emit_poll_regmem(cb, fence, compare::greater_equal, 5); });
     check_sdma(w, {0xD0000008, 0x10, 0x1, 5, 0xFFFFFFFF, 0x0FFF0004});
   }
@@ -115,7 +115,7 @@ TEST_CASE("poll_regmem waits on memory like sdma_v6_0_ring_emit_pipeline_sync") 
 }
 
 TEST_CASE("timestamp writes the global counter to an 8-byte aligned address") {
-  // OP(TIMESTAMP) | SUB_OP(GET_GLOBAL) = 0x20D (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c); WRITE_ADDR_LO holds
+  // OP(TIMESTAMP) | SUB_OP(GET_GLOBAL) = 0x20D (AMDCopyQueue.timestamp); WRITE_ADDR_LO holds
   // address bits 31:3 in place (write_addr_31_3 shift 3, pkt_open.h:5003).
   words w = emitted([](cmd_buffer& cb) { emit_timestamp(cb, gpu_va{0x0000'0004'0000'0108}); });
   check_sdma(w, {op_timestamp | subop_timestamp_get_global << 8, 0x00000108, 0x4});

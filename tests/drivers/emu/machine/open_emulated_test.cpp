@@ -17,7 +17,7 @@ using emu::emulated_machine_config;
 
 namespace {
 
-constexpr std::uint32_t rcc_config_memsize = 0xDE3;  // VRAM in MiB (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c)
+constexpr std::uint32_t rcc_config_memsize = 0xDE3;  // VRAM in MiB (tinygrad's AMDev._run_discovery)
 
 emulated_machine_config usb_config() {
   emulated_machine_config c{.gen = emu::gfx_gen::gfx12, .vram_bytes = 512ull << 20, .bus = emulated_bus::usb,
@@ -68,7 +68,7 @@ TEST_CASE("the emulated GPU behind the bridge opens as AMD and AMD:USB:0, with B
   CHECK(t->config_read(0x00, 2) == 0x1002);
   CHECK(t->config_read(0x02, 2) == 0x7590);
   transport::bar_region vram = t->bar_info(0);
-  CHECK(vram.bus_address == 0x8'0000'0000ull);  // the prefetchable window of tinygrad/runtime/support/usb.py
+  CHECK(vram.bus_address == 0x8'0000'0000ull);  // the prefetchable window tinygrad's USBPCIDevice picks
   CHECK(vram.size == 512ull << 20);              // ReBAR grew it to all of VRAM
   CHECK(t->bar(5).read32(rcc_config_memsize * 4) == 512);
   CHECK(t->bar(0).mapping() == nullptr);  // every access is a message over USB

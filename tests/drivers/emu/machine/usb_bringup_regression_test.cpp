@@ -1,6 +1,6 @@
 // usb_bringup_regression_test.cpp: the regression test for the failure users hit with the
-// reference over USB (tinygrad/runtime/support/am/amdev.py; tinygrad/runtime/support/usb.py): zero-filling a 4 MiB CPU-visible buffer as one 0xF0 write
-// timed out and wedged the bridge until a power cycle.
+// reference over USB (tinygrad's MemoryManager.palloc with zero=True): zero-filling a 4 MiB CPU-visible buffer as one
+// 0xF0 write timed out and wedged the bridge until a power cycle.
 //
 // Against the emulated ASM2464 bridge with its limits on (3.6 MB/s streams, 1 MiB wedge size,
 // per-request timeouts; virtual time), with GPU page tables on: bring-up, a 4 MiB and a 256 MiB

@@ -1,4 +1,4 @@
-// bridge_copy_out_test.cpp: the copy-out of tinygrad/runtime/support/usb.py end to end, with the GPU's worker thread
+// bridge_copy_out_test.cpp: the copy-out of tinygrad's AMDAllocator._copyout end to end, with the GPU's worker thread
 // running: arm an SRAM read, ring SDMA through BAR2 over the bridge, and the GPU's COPY into the
 // SRAM window plus its WRITE to cq_buf + 12 (both through the bridge's system_bus) release the
 // bulk IN. Checks the lock order: host requests call into the gpu while its worker calls the bridge.
@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Bridge memory as system pages in the GPU's page table (tinygrad/runtime/support/usb.py: the driver maps each region).
+// Bridge memory as system pages in the GPU's page table (the driver maps each region: USBIface._dma_region).
 gpu_va map_window(emu_rig& rig, std::uint64_t bus_address, std::uint64_t bytes) {
   const gpu_va va = rig.vas.allocate(bytes);
   rig.pt.map(va, tg::memory::phys_chunk{gpu_pa{bus_address}, bytes},

@@ -1,4 +1,4 @@
-// bridge_limits_test.cpp: the emulated bridge's real limits (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py): the armed
+// bridge_limits_test.cpp: the emulated bridge's real limits (as measured and reported on hardware): the armed
 // SRAM read gated on the GPU, exact data-phase sizes, modelled bandwidth against timeouts, the
 // wedge and its recovery by USB reset, and the counters tests and benchmarks read.
 #include <algorithm>
@@ -46,7 +46,7 @@ TEST_CASE("an armed SRAM read waits for the GPU's write to cq_buf + 12, then ret
   std::thread gpu_side([&] {
     std::this_thread::sleep_for(50ms);
     const std::array<std::byte, 4> zero{};
-    r.bridge.write(0x82200C, zero);  // SDMA's WRITE of 0 to cq_buf + 12 (tinygrad/runtime/support/usb.py)
+    r.bridge.write(0x82200C, zero);  // SDMA's WRITE of 0 to cq_buf + 12 (tinygrad's AMDAllocator._copyout)
   });
   const transfer_result t = pending->wait();
   gpu_side.join();
@@ -133,7 +133,7 @@ TEST_CASE("a 4 MiB stream with a 1000 ms timeout times out and wedges the bridge
 TEST_CASE("a wedged bridge times out every request, GET_DESCRIPTOR included, until reset_device()") {
   rig r;
   const std::uint64_t bar0 = bring_up(r);
-  // 2 MiB would take 0.58 s, inside the 5000 ms timeout: the limit wedges it anyway (tinygrad/runtime/support/usb.py).
+  // 2 MiB would take 0.58 s, inside the 5000 ms timeout: the limit wedges it anyway (as reported on hardware).
   const std::vector<std::byte> zeros(2 * MiB);
   CHECK(memory_write(*r.h, bar0, zeros, 5000ms).status == usb_status::timeout);
   REQUIRE(r.bridge.wedged());

@@ -1,6 +1,6 @@
-// bridge_requests_test.cpp: the emulated ASM2464 bridge answers the requests of tinygrad/runtime/support/usb.py-7.6 as
+// bridge_requests_test.cpp: the emulated ASM2464 bridge answers the requests of tinygrad's usb.py and system.py as
 // the custom firmware does: descriptors, the link, config TLPs, BAR-routed memory streams and
-// the SRAM path, checked against values from the facts and against the GPU seen directly.
+// the SRAM path, checked against values from the reference driver and against the GPU seen directly.
 #include "tests/drivers/emu/usb/bridge_rig.hpp"
 
 using namespace tg::emu;
@@ -96,7 +96,7 @@ TEST_CASE("0xE4/0xE5 reach plain XDATA and the DMA windows; the LTSSM byte ignor
   REQUIRE(vendor_out(*r.h, 0xE5, 0xB450, 0x78).status == usb_status::ok);
   CHECK(read_xdata8(*r.h, 0xB450) == 0);  // still off
 
-  // XDATA 0xA800 is the copy-in fence at bus 0x820800 (tinygrad/runtime/support/usb.py).
+  // XDATA 0xA800 is the copy-in fence at bus 0x820800 (tinygrad's AMDAllocator._copyin).
   const std::array<std::byte, 8> fence{std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4},
                                        std::byte{5}, std::byte{6}, std::byte{7}, std::byte{8}};
   r.bridge.write(0x820800, fence);
@@ -143,7 +143,7 @@ TEST_CASE("bridge port config writes (Type 0 on bus 0, Type 1 beyond) read back;
   CHECK(config_read(*r.h, 3, 0x00).status == 1);
 }
 
-TEST_CASE("BARs size and assign as tinygrad/runtime/support/usb.py says; BAR5 registers, BAR2 doorbells and BAR0 VRAM stream bit-exact") {
+TEST_CASE("BARs size and assign as the reference does; BAR5 registers, BAR2 doorbells and BAR0 VRAM stream bit-exact") {
   rig r;
   power_on(*r.h);
   setup_bridge_buses(*r.h);
@@ -156,7 +156,7 @@ TEST_CASE("BARs size and assign as tinygrad/runtime/support/usb.py says; BAR5 re
   CHECK(bars[5].size == 2 * MiB);
 
   SUBCASE("a GC scratch register through BAR5") {
-    // regSCRATCH_REG0: offset 0x2040 in GC segment 1 (gc_11_0_0_offset.h), base 0xA000 (facts App. A).
+    // regSCRATCH_REG0: offset 0x2040 in GC segment 1 (gc_11_0_0_offset.h), base 0xA000 (navi10_ip_offset.h).
     constexpr std::uint32_t scratch_index = 0xA000 + 0x2040;
     REQUIRE(write32(*r.h, bars[5].address + 4 * scratch_index, 0xDEAD'BEEF).status == usb_status::ok);
     CHECK(r.g.read_register(scratch_index) == 0xDEAD'BEEF);

@@ -1,5 +1,5 @@
 // bridge_rig.hpp: an emulated GPU behind an emulated ASM2464 bridge, and the raw request helpers a
-// test needs to drive it, written from the protocol tables of tinygrad/runtime/support/usb.py-7.5 (not
+// test needs to drive it, written from the protocol of tinygrad's usb.py and System.pci_setup_usb_bars (not
 // from the emulator's code): config TLPs, memory streams, SRAM transfers, bus and BAR setup.
 #pragma once
 #include <doctest/doctest.h>
@@ -23,7 +23,7 @@ using transport::usb::usb_handle;
 using transport::usb::usb_status;
 
 inline constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
-inline constexpr std::uint64_t nonpref_base = 0x1000'0000, pref_base = 0x8'0000'0000;  // tinygrad/runtime/support/usb.py
+inline constexpr std::uint64_t nonpref_base = 0x1000'0000, pref_base = 0x8'0000'0000;  // USBPCIDevice's windows
 
 struct rig {
   explicit rig(bridge_config config = {}) : bridge(g, config), h(bridge.open(bridge.list().front())) {}
@@ -74,7 +74,7 @@ inline std::uint64_t config_address(unsigned bus, unsigned dev, unsigned fn, uns
   return std::uint64_t(bus) << 24 | dev << 19 | fn << 16 | (reg & 0xFFF);
 }
 
-// A config read of `size` bytes as the reference issues it (tinygrad/runtime/support/usb.py): Type 1 whenever bus > 0.
+// A config read of `size` bytes as the reference's pcie_cfg_req issues it: Type 1 whenever bus > 0.
 inline completion config_read(usb_handle& h, unsigned bus, unsigned reg, unsigned size = 4, unsigned dev = 0,
                               unsigned fn = 0, bool force_type0 = false) {
   const std::uint8_t be = std::uint8_t(((1u << size) - 1) << (reg & 3));
@@ -124,7 +124,7 @@ inline std::uint32_t read32(usb_handle& h, std::uint64_t address) {
   return v;
 }
 
-// Facts 7.5 step 1: bus numbers of the four bridge ports, windows, COMMAND.
+// pci_setup_usb_bars' first step: bus numbers of the four bridge ports, windows, COMMAND.
 inline void setup_bridge_buses(usb_handle& h) {
   for (unsigned b = 0; b < 4; ++b) {
     CHECK(config_write(h, b, 0x18, 0u | (b + 1) << 8 | 4u << 16, 4).status == 0);
@@ -142,7 +142,7 @@ struct bar_info {
   std::uint64_t address = 0, size = 0;
 };
 
-// Facts 7.5 steps 3-4: size each GPU memory BAR with all-ones, assign it from its window.
+// Its last steps: size each GPU memory BAR with all-ones, assign it from its window, then COMMAND.
 inline std::array<bar_info, 6> assign_gpu_bars(usb_handle& h) {
   std::array<bar_info, 6> bars{};
   std::uint64_t windows[2] = {nonpref_base, pref_base};

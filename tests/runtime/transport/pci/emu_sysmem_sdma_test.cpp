@@ -21,7 +21,7 @@ TEST_CASE("SDMA copies a 3-page DMA region into VRAM and fences back into it") {
   std::unique_ptr<tg::transport::dma_region> r = mem->allocate(3 * 4096);
   const std::vector<std::uint64_t> pages = r->page_bus_addresses();
 
-  // One VA range over the scattered pages, as a driver maps SYS pages (amdgpu_vm.h; Linux Documentation/PCI/sysfs-pci.rst).
+  // One VA range over the scattered pages, as a driver maps SYS pages (tinygrad's PCIIfaceBase.alloc; amdgpu_vm.h).
   const gpu_va va = rig.vas.allocate(3 * 4096);
   for (std::size_t i = 0; i < pages.size(); ++i)
     rig.pt.map(va + i * 4096, tg::memory::phys_chunk{gpu_pa{pages[i]}, 4096},

@@ -1,6 +1,6 @@
 // pci_config_space_test.cpp: the emulated GPU function's config space sizes, assigns and decodes
 // BARs and resizes BAR0 the way the PCI and PCIe specs describe (expected values written out by
-// hand from those rules, tinygrad/runtime/support/usb.py).
+// hand from those rules, as tinygrad's System.pci_setup_usb_bars applies them).
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -91,7 +91,7 @@ TEST_CASE("the Resizable BAR capability is found from 0x100 and its control resi
   CHECK((ctrl >> 8 & 0x1F) == 8);  // 256 MiB now
   CHECK((ctrl & 0x7) == 0);        // for BAR 0
 
-  // tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py: AMMemoryManager: bits 12:8 = bit_length(cap >> 4) - 1, other bits preserved.
+  // ReBAR as pci_setup_usb_bars sets it: bits 12:8 = bit_length(cap >> 4) - 1, other bits preserved.
   const std::uint32_t largest = std::uint32_t(std::bit_width(cap >> 4)) - 1;
   cs.write(rebar + 8, (ctrl & ~0x1F00u) | largest << 8, 4);
   CHECK(cs.bar_size(0) == 512ull << 20);

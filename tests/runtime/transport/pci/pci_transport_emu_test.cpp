@@ -84,7 +84,7 @@ TEST_CASE("without resizing BAR0 keeps its initial 256 MiB") {
 }
 
 TEST_CASE("RCC_CONFIG_MEMSIZE through BAR5 gives VRAM in MiB") {
-  // The emulator's NBIO model answers index 0xDE3 with VRAM >> 20 (tinygrad/runtime/support/am/amdev.py: AMMemoryManager; gmc_v11_0.c).
+  // The emulator's NBIO model answers index 0xDE3 with VRAM >> 20 (as tinygrad's AMDev._run_discovery reads it).
   auto host = one_gpu_host(64 << 20);
   pci_transport t(host, bus);
   CHECK(t.bar(5).read32(0xDE3 * 4) == 64);
@@ -118,7 +118,7 @@ TEST_CASE("VRAM written through BAR0 is in the GPU's VRAM and the other way roun
 TEST_CASE("a 64-bit doorbell store through BAR2 reaches the GPU") {
   auto host = one_gpu_host(64 << 20);
   pci_transport t(host, bus);
-  t.bar(2).write64(0x800, 0x1'0000'0040ull);  // SDMA0's doorbell slot (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
+  t.bar(2).write64(0x800, 0x1'0000'0040ull);  // SDMA0's doorbell slot (AMDGPU_NAVI10_DOORBELL_sDMA_ENGINE0)
   CHECK(host->gpu_at(bus).read_doorbell64(0x800) == 0x1'0000'0040ull);
   CHECK(t.bar(2).read32(0x804) == 1);
   CHECK_THROWS_AS(t.bar(2).write64(0x804, 1), tg::usage_error);  // not 8-byte aligned

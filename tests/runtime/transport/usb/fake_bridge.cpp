@@ -1,4 +1,4 @@
-// fake_bridge.cpp: the scripted bridge's model (see fake_bridge.hpp), from tinygrad/runtime/support/usb.py-7.6.
+// fake_bridge.cpp: the scripted bridge's model (see fake_bridge.hpp), from tinygrad's usb.py and system.py.
 //
 //   fake_bridge b; b.tlp_return_failures = 3;
 //
@@ -151,7 +151,7 @@ transfer_result fake_bridge::control(std::uint8_t rt, std::uint8_t req, std::uin
   }
   if (rt == 0xC0 && req == 0xE4 && data.size() <= 255 && value + data.size() <= 0x10000) {
     for (std::size_t i = 0; i < data.size(); ++i) {
-      unsigned a = unsigned(value + i);  // XDATA 0xF000.. is the SRAM's first 4 KiB (tinygrad/runtime/support/usb.py)
+      unsigned a = unsigned(value + i);  // XDATA 0xF000.. is the SRAM's first 4 KiB (test/mockgpu/usb.py)
       data[i] = a >= 0xF000 ? sram[a - 0xF000] : std::byte(xdata[a]);
     }
     return {usb_status::ok, data.size()};

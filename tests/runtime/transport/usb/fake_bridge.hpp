@@ -2,7 +2,7 @@
 // pair that records every request and answers from a small model of the bridge (XDATA bytes, the
 // SRAM, config spaces of bridge buses 0..3 and a GPU on bus 4 with BARs and a ReBAR capability,
 // PCIe memory as sparse bytes), plus knobs that make it fail the way real bridges do.
-// Written from tinygrad/runtime/support/usb.py-7.6 independently of the code under test.
+// Written from tinygrad's usb.py and System.pci_setup_usb_bars independently of the code under test.
 //
 //   fake_bridge bridge;
 //   fake_backend backend(bridge);

@@ -1,5 +1,5 @@
-// usb_enumerate_test.cpp: PCIe link bring-up (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py) and bus numbering / BAR assignment
-// behind the bridge (tinygrad/runtime/support/usb.py), checked write by write against values worked out from the facts.
+// usb_enumerate_test.cpp: PCIe link bring-up (tinygrad's CustomASM24Controller.__init__), bus numbering and BAR
+// assignment behind the bridge (System.pci_setup_usb_bars), checked write by write against the reference's values.
 #include <doctest/doctest.h>
 
 #include "tests/runtime/transport/usb/fake_bridge.hpp"
@@ -17,7 +17,7 @@ namespace {
 
 using rig = tg::transport::usb::testing::opened_bridge;
 
-// Facts 7.5, step 1, for bridge bus b: windows 0x1000_0000 (non-prefetchable) and 0x8_0000_0000.
+// pci_setup_usb_bars' first step, for bridge bus b: windows 0x1000_0000 (non-prefetchable) and 0x8_0000_0000.
 std::vector<cfg_write> bridge_writes(unsigned b) {
   return {{b, 0x18, 4, (b + 1) << 8 | 4u << 16},  // primary 0, secondary b+1, subordinate 4
           {b, 0x20, 2, 0x1000},       {b, 0x22, 2, 0xFFFF},
@@ -28,7 +28,7 @@ std::vector<cfg_write> bridge_writes(unsigned b) {
 
 }  // namespace
 
-TEST_CASE("enumeration writes bridges, ReBAR, BARs and COMMAND in tinygrad/runtime/support/usb.py order with facts values") {
+TEST_CASE("enumeration writes bridges, ReBAR, BARs and COMMAND in the reference's order with its values") {
   rig r;
   auto bars = enumerate_pcie(r.dev);
   std::vector<cfg_write> expect;

@@ -1,5 +1,5 @@
-// usb_open_test.cpp: discovery (tinygrad/runtime/support/usb.py), the open sequence (tinygrad/runtime/support/usb.py) and its recovery from a
-// bridge a crashed process left wedged (tinygrad/runtime/support/am/amdev.py), and the per-device process lock.
+// usb_open_test.cpp: discovery and the open sequence (tinygrad's USB3.list_devices, __init__), its recovery from a
+// bridge a crashed process left wedged (ours; the reference has none), and the per-device process lock.
 #include <doctest/doctest.h>
 
 #include <unistd.h>

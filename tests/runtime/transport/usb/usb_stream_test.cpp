@@ -1,6 +1,6 @@
 // usb_stream_test.cpp: PCIe memory streams are split into bounded chunks with size-scaled timeouts
-// (tinygrad/runtime/support/usb.py; tinygrad/runtime/support/am/amdev.py item 2), and a failed transfer's message names the request, endpoint, size and
-// timeout.
+// (our rule; tinygrad's pcie_mem_write sends one stream), and a failed transfer's message names the request,
+// endpoint, size and timeout.
 #include <doctest/doctest.h>
 
 #include <numeric>

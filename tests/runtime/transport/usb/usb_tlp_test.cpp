@@ -1,5 +1,5 @@
 // usb_tlp_test.cpp: configuration TLPs through 0xF0: the control setup fields and payload on the
-// wire (tinygrad/runtime/support/usb.py), completion decoding, the return-status retries and completion errors.
+// wire (tinygrad's CustomASM24Controller.pcie_request), completion decoding, the return-status retries and errors.
 #include <doctest/doctest.h>
 
 #include "tests/runtime/transport/usb/fake_bridge.hpp"
@@ -26,7 +26,7 @@ tlp_retry_policy fast_retry{10, std::chrono::milliseconds(0)};
 
 }  // namespace
 
-// Facts 7.4: byte enables ((1 << size) - 1) << (A & 3) and the config address layout.
+// As CustomASM24Controller.pcie_request: byte enables ((1 << size) - 1) << (A & 3) and the config address layout.
 static_assert(tlp_byte_enable(4, 0x00) == 0b1111);
 static_assert(tlp_byte_enable(2, 0x02) == 0b1100);
 static_assert(tlp_byte_enable(1, 0x07) == 0b1000);
@@ -37,7 +37,7 @@ static_assert(tlp_expects_completion(tlp_fmt::config_write1));
 static_assert(tlp_expects_completion(tlp_fmt::memory_read64));
 static_assert(!tlp_expects_completion(0x30));  // a message
 
-TEST_CASE("a config read of the GPU vendor id is one 0xF0 OUT and one 8-byte 0xF0 IN with facts' fields") {
+TEST_CASE("a config read of the GPU vendor id is one 0xF0 OUT and one 8-byte 0xF0 IN with the reference's fields") {
   rig r;
   CHECK(config_read(r.dev, 4, 0x00, 2) == 0x1002);
   REQUIRE(r.bridge.log.size() == 2);

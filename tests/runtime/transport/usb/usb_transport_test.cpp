@@ -1,5 +1,5 @@
 // usb_transport_test.cpp: usb_transport as the driver sees it: config space, BARs as streams, the
-// SRAM's DMA regions and staging window with their 0xF2 framing (tinygrad/runtime/support/usb.py-7.10), reset and the
+// SRAM's DMA regions and staging window with their 0xF2 framing (as tinygrad's USBIface uses them), reset and the
 // process lock.
 #include <doctest/doctest.h>
 
@@ -137,7 +137,7 @@ TEST_CASE("the staging window writes through 0xF2 sectors and a bulk OUT padded 
   CHECK(r.bridge.sram[1000] == std::byte(0));
 }
 
-TEST_CASE("a copy-in window write in slot 16 uses tinygrad/runtime/support/usb.py's framing") {
+TEST_CASE("a copy-in window write in slot 16 uses AMDAllocator._copyin's framing") {
   rig r;
   std::vector<std::byte> wire = pattern(256 * 1024, 3);
   r.t.staging()->write(256 * 1024, wire);
