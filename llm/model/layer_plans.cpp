@@ -45,13 +45,8 @@ template <std::int64_t B> constexpr auto norm_round_scale_plan = tg::lower(round
 template <std::int64_t B> constexpr auto norm_round_plan = tg::lower(round_values(normed_blocks<B>(), xs_in<B>));
 
 // --- SwiGLU ---
-template <auto... D>
-constexpr auto swiglu(tg::dims_t<D...> d) {
-  return tg::silu(tg::input<float>("g", d)) * tg::input<float>("u", d);
-}
-constexpr auto swiglu_plan = tg::lower(swiglu(tg::dims<T, width>));
-template <std::int64_t B> constexpr auto swiglu_round_scale_plan = tg::lower(round_scale(swiglu(tg::dims<T, blocks, B>)));
-template <std::int64_t B> constexpr auto swiglu_round_plan = tg::lower(round_values(swiglu(tg::dims<T, blocks, B>), xs_in<B>));
+constexpr auto swiglu_plan = tg::lower(tg::silu(tg::input<float>("g", tg::dims<T, width>)) *
+                                       tg::input<float>("u", tg::dims<T, width>));
 
 // --- RoPE: NORM rotates pairs (2i, 2i+1), so x is viewed as [T][heads][half][2]; NEOX
 // rotates (i, i + half): [T][heads][2][half]. The rotated halves are put back together by
@@ -90,7 +85,7 @@ template <bool Neox, bool Normed> constexpr auto rope_plan = tg::lower(rope_expr
 
 static_assert(rms_scale_plan.kernel_count() == 1 && rms_apply_plan.kernel_count() == 1);
 static_assert(norm_round_scale_plan<32>.kernel_count() == 1 && norm_round_plan<256>.kernel_count() == 1);
-static_assert(swiglu_plan.kernel_count() == 1 && swiglu_round_plan<32>.kernel_count() == 1);
+static_assert(swiglu_plan.kernel_count() == 1);
 static_assert(rope_plan<false, true>.kernel_count() == 1 && rope_plan<true, true>.kernel_count() == 1,
               "RoPE: one kernel, its halves fused");
 
@@ -125,16 +120,6 @@ plan_op norm_round_op(device& dev, std::int64_t chunk, std::int64_t w, std::int6
 
 plan_op swiglu_op(device& dev, std::int64_t chunk, std::int64_t w) {
   return {dev, swiglu_plan.view(), {tokens(chunk), {"width", w}}};
-}
-plan_op swiglu_round_scale_op(device& dev, std::int64_t chunk, std::int64_t w, std::int64_t block) {
-  const std::int64_t n = blocks_of(w, block);
-  return block == 32 ? plan_op(dev, swiglu_round_scale_plan<32>.view(), {tokens(chunk), {"blocks", n}})
-                     : plan_op(dev, swiglu_round_scale_plan<256>.view(), {tokens(chunk), {"blocks", n}});
-}
-plan_op swiglu_round_op(device& dev, std::int64_t chunk, std::int64_t w, std::int64_t block) {
-  const std::int64_t n = blocks_of(w, block);
-  return block == 32 ? plan_op(dev, swiglu_round_plan<32>.view(), {tokens(chunk), {"blocks", n}})
-                     : plan_op(dev, swiglu_round_plan<256>.view(), {tokens(chunk), {"blocks", n}});
 }
 
 plan_op rope_op(device& dev, std::int64_t chunk, std::int64_t h, std::int64_t head_dim, rope_style style, bool normed) {

@@ -21,10 +21,8 @@ plan_op rms_apply_op(device& dev, std::int64_t chunk, std::int64_t heads, std::i
 plan_op norm_round_scale_op(device& dev, std::int64_t chunk, std::int64_t width, std::int64_t block);
 plan_op norm_round_op(device& dev, std::int64_t chunk, std::int64_t width, std::int64_t block);
 
-// g, u [T][width] -> out = silu(g) * u; and its 8-bit rounding as above, from g and u.
+// g, u [T][width] -> out = silu(g) * u.
 plan_op swiglu_op(device& dev, std::int64_t chunk, std::int64_t width);
-plan_op swiglu_round_scale_op(device& dev, std::int64_t chunk, std::int64_t width, std::int64_t block);
-plan_op swiglu_round_op(device& dev, std::int64_t chunk, std::int64_t width, std::int64_t block);
 
 // RoPE of x [T][heads][head_dim] in the model's layout, with this chunk's cos and sin rows
 // [T][head_dim / 2] -> out [T][heads][head_dim]. normed: x is first RMSNorm'd per head with

@@ -18,7 +18,7 @@
 
 namespace tg::model {
 
-// A kernel and, from its first launch on, its compiled program, so that the ~27 launches of
+// A kernel and, from its first launch on, its compiled program, so that the ~26 launches of
 // a layer each token skip the device's cache lookup (hashing the whole AST).
 struct launchable {
   ast::kernel kernel;
@@ -72,8 +72,8 @@ struct transformer::state {
   std::map<std::int64_t, activation_quant> head_quant;                          // by block
   launchable embed, rope_k, store_v, scores_k, max_k, sum_k, probs_k, attend_k;
   planned norm_scale, norm_apply, head_scale_q, head_scale_k, head_apply_k, rope_q, swiglu;
-  // RMSNorm fused into the 8-bit rounding of its output, and SwiGLU into that of its own; by block.
-  std::map<std::int64_t, planned> norm_round_scale, norm_round, swiglu_round_scale, swiglu_round;
+  // RMSNorm fused into the 8-bit rounding of its output, by block size.
+  std::map<std::int64_t, planned> norm_round_scale, norm_round;
   std::vector<buffer> slots;  // scratch: a plan kernel's buffers
   linear output;
   std::vector<layer_kernels> layers;
@@ -228,10 +228,6 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
     if (c.dim % block == 0) {
       s.norm_round_scale[block] = norm_round_scale_op(dev, T, c.dim, block);
       s.norm_round[block] = norm_round_op(dev, T, c.dim, block);
-    }
-    if (c.ffn % block == 0) {
-      s.swiglu_round_scale[block] = swiglu_round_scale_op(dev, T, c.ffn, block);
-      s.swiglu_round[block] = swiglu_round_op(dev, T, c.ffn, block);
     }
   }
   const std::size_t cache_bytes = std::size_t(c.n_kv_head * max_context_ * c.head_dim) * 4;
@@ -400,8 +396,11 @@ void transformer::run_layer(std::size_t index) {
                 {{"x", s.x2}, {"s", s.scale}, {"w", w.ffn_norm.data}}, {&k.gate, &k.up});
   matmul(k.gate, s.g, s.hn);
   matmul(k.up, s.u, s.hn);
-  // SwiGLU fused into the rounding of the down matmul's input (ff is stored only for a float reader)
-  matmul_inputs(s.swiglu_round_scale, s.swiglu_round, s.swiglu, s.ff, config_.ffn, {{"g", s.g}, {"u", s.u}}, {&k.down});
+  // SwiGLU is stored, then rounded: fusing it into the rounding like the norm computes silu's
+  // exp once per rounding kernel, and exp2 is one scalar call per element in the codegen, so
+  // the fused pair measured slower (-v) than this one extra launch.
+  s.run(dev_, s.swiglu, {{"g", s.g}, {"u", s.u}, {"out", s.ff}});
+  quantize(s.ff, config_.ffn, {&k.down});
   matmul(k.down, s.x, s.ff, s.x2);
 }
 

@@ -1,4 +1,5 @@
-// transformer.hpp: the Llama/Qwen forward pass as kernel_builder kernels on a tg::device,
+// transformer.hpp: the Llama/Qwen forward pass on a tg::device (norms and RoPE of queries as
+// tg:: plans, layer_plans.hpp; matmuls and attention as kernel_builder kernels),
 // with a persistent KV cache.
 //
 //   auto file = tg::gguf::file::open(path);
