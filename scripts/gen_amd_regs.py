@@ -353,7 +353,7 @@ def banner(src, file_line, what, inputs, deb):
         out.append(f"//   {INPUTS[key]}  sha256:{src.sha256(key)}")
     out += [f"// {line}" for line in what] + [
             f"// Regenerate: {REGEN}",
-            "// Do not edit. Generated tables are exempt from the file-size budget (STYLE.md section 2).",
+            "// Do not edit. Generated tables are exempt from the file-size budget (docs/architecture.md, Conventions).",
             "#pragma once"]
     return out
 

@@ -88,7 +88,7 @@ void am_device::copy_in(const allocation& dst, std::uint64_t offset, std::span<c
   const std::uint64_t at = dst.pa.value + offset;
   if (mem_->bar0_mapped() && at + src.size() <= mem_->bar0_bytes()) {
     std::memcpy(mem_->bar0_mapping() + at, src.data(), src.size());
-    ctx_.io.flush_hdp();  // the CPU's writes reach VRAM before an engine reads them (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+    ctx_.io.flush_hdp();  // the CPU's writes reach VRAM before an engine reads them (amdgpu_device.c: amdgpu_device_flush_hdp)
     return;
   }
   if (staging_ && fence_va_.value != 0) return copy_in_pipelined(dst.va + offset, src);

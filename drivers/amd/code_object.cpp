@@ -13,7 +13,7 @@ namespace {
 
 // A guard against sizes read from a corrupt file; LLVM kernels are kilobytes.
 constexpr std::uint64_t max_image_bytes = std::uint64_t{256} << 20;
-// COMPUTE_PGM_LO holds the entry address >> 8 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h; AMDGPUUsage: the entry "must be
+// COMPUTE_PGM_LO holds the entry address >> 8 (gc_11_0_0_sh_mask.h: COMPUTE_PGM_LO__DATA; AMDGPUUsage: the entry "must be
 // 256 byte aligned").
 constexpr std::uint64_t entry_alignment = 256;
 constexpr std::uint64_t no_offset = ~std::uint64_t{0};

@@ -1,7 +1,7 @@
 // dispatch.hpp: host callbacks that stand in for GPU kernels, and what a dispatch hands them.
 //
 // The emulator runs no shader ISA. A test or the runtime registers a host function for a program
-// address; DISPATCH_DIRECT looks the address up from COMPUTE_PGM_LO/HI (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h) and
+// address; DISPATCH_DIRECT looks the address up from COMPUTE_PGM_LO/HI (address >> 8) and
 // calls it once for the whole grid, with the dispatch registers and memory access through the
 // MMU, so a kernel reading an unmapped address faults as on hardware (the queue halts and the
 // fault is recorded). The program address must itself be mapped: the CP fetches code through
@@ -43,7 +43,7 @@ class dispatch_context {
         user_data_(user_data), user_sgpr_count_(user_sgpr_count), abi_(abi) {}
 
   gpu_va program() const { return program_; }
-  // Grid size in workgroups (DISPATCH_DIRECT, tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h) and threads per workgroup
+  // Grid size in workgroups (DISPATCH_DIRECT DW1..3, nvd.h: PACKET3_DISPATCH_DIRECT) and threads per workgroup
   // (COMPUTE_NUM_THREAD_X/Y/Z.NUM_THREAD_FULL).
   std::array<std::uint32_t, 3> workgroups() const { return workgroups_; }
   std::array<std::uint32_t, 3> workgroup_size() const { return workgroup_size_; }

@@ -43,7 +43,7 @@ struct fault_record {
 std::string describe(const fault_record& f);
 
 enum class interrupt_source : std::uint8_t {
-  cp_end_of_pipe,  // RELEASE_MEM with INT_SEL != 0 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+  cp_end_of_pipe,  // RELEASE_MEM with INT_SEL != 0 (gfx_v11_0.c: gfx_v11_0_ring_emit_fence)
   sdma_trap,       // SDMA TRAP (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c; IH source 49 on gfx11/12)
 };
 

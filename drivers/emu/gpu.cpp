@@ -84,9 +84,10 @@ void gpu::attach_system_bus(system_bus* bus) {
 // ---- kernels
 
 void gpu::register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi) {
+  // COMPUTE_PGM_LO/HI hold bits 8 and up of the address (tinygrad/runtime/ops_amd.py: AMDComputeQueue
+  // writes prog_addr >> 8), so code below 256-byte alignment cannot be named by a dispatch.
   if (code_address.value % 256 != 0)
-    throw usage_error(str("emu: kernel at ", code_address,
-                          " is not 256-byte aligned; COMPUTE_PGM_LO holds the address >> 8 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)"));
+    throw usage_error(str("emu: kernel at ", code_address, " is not 256-byte aligned; COMPUTE_PGM_LO holds the address >> 8"));
   if (!fn) throw usage_error(str("emu: kernel at ", code_address, " has no callback"));
   if (abi.kernarg_sgpr > 14)
     throw usage_error(str("emu: kernarg SGPR ", abi.kernarg_sgpr, " leaves COMPUTE_USER_DATA_0..15"));
@@ -95,9 +96,7 @@ void gpu::register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi) {
 }
 
 std::uint64_t gpu::hash_code(std::span<const std::byte> code) {
-  std::uint64_t h = fnv_offset;
-  for (std::byte b : code.first(std::min(code.size(), code_hash_bytes))) h = fnv_mix(h, std::uint64_t(b));
-  return h;
+  return fnv_bytes(code.first(std::min(code.size(), code_hash_bytes)));
 }
 
 void gpu::register_kernel_code(std::span<const std::byte> code, kernel_fn fn, kernel_abi abi) {

@@ -100,7 +100,7 @@ class gpu {
   // host twins (emu_device) use host pointers into VRAM, so their buffers must stay in VRAM.
   void attach_system_bus(system_bus* bus);
 
-  // ---- kernels: `fn` runs for DISPATCH_DIRECT of code_address (256-byte aligned, tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
+  // ---- kernels: `fn` runs for DISPATCH_DIRECT of code_address (256-byte aligned: COMPUTE_PGM_LO holds it >> 8).
   void register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi = {});
   // `fn` runs for DISPATCH_DIRECT of any program whose first code_hash_bytes bytes (read
   // from VRAM through the MMU at dispatch) are those of `code` (the image from the entry on).

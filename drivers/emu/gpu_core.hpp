@@ -31,7 +31,7 @@ struct gpu_core {
       : chip(p), memory(vram_bytes), doorbells(doorbell_bytes), gmmu(p, regs, memory),
         power_on(std::chrono::steady_clock::now()) {}
 
-  // The 100 MHz GPU clock of RELEASE_MEM timestamps and SDMA TIMESTAMP (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h),
+  // The 100 MHz GPU clock of RELEASE_MEM timestamps and SDMA TIMESTAMP (tinygrad/runtime/ops_amd.py: AMDDevice, 100 MHz),
   // counted from power-on.
   std::uint64_t gpu_clock() const {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - power_on);

@@ -153,7 +153,7 @@ void gpu::install_register_behaviours() {
                        // Never over a register that already does something.
                        if (!core_->regs.has_behaviour(v / 4)) core_->regs.set_behaviour(v / 4, {.on_write = count_hdp_flush});
                      }});
-  // The GPU-side HDP flush of WAIT_REG_MEM (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h): REQ is answered on DONE at once.
+  // The GPU-side HDP flush of WAIT_REG_MEM (gfx_v11_0.c: gfx_v11_0_ring_emit_hdp_flush): REQ is answered on DONE at once.
   regs.set_behaviour(nb.hdp_flush_req, {.on_write = [this, done = nb.hdp_flush_done](std::uint32_t v) {
                        core_->regs.poke(done, v);
                        ++core_->stats.hdp_flushes;

@@ -1,5 +1,5 @@
 // pm4_engine.cpp: PM4 type-3 packet execution (see pm4_engine.hpp). Field positions come from
-// pm4_gen.hpp (nvd.h) where nvd.h names them, widths from tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h.
+// pm4_gen.hpp (nvd.h) where nvd.h names them, widths from the packets tinygrad/runtime/ops_amd.py: AMDComputeQueue builds.
 #include "drivers/emu/pm4_engine.hpp"
 
 #include "drivers/emu/gpu.hpp"
@@ -25,12 +25,12 @@ std::string_view opcode_name(std::uint32_t op) {
   return "not in nvd.h";
 }
 
-// SET_UCONFIG_REG reaches up to 0xC000 + 0xFFFF in the reference (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h), further than
+// SET_UCONFIG_REG reaches up to 0xC000 + 0xFFFF in tinygrad/runtime/ops_amd.py: AMDComputeQueue, further than
 // nvd.h's PACKET3_SET_UCONFIG_REG_END, which tg's encoder enforces.
 constexpr std::uint32_t uconfig_window_end = 0x10000;
-// The IB chain: ring -> IB -> IB. The reference and tg use one level (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
+// The IB chain: ring -> IB -> IB. The reference and tg use one level (tinygrad/runtime/ops_amd.py: AMDComputeQueue.indirect_buffer).
 constexpr unsigned max_ib_depth = 2;
-constexpr std::uint32_t ib_size_mask = 0xFFFFF;  // IB_SIZE, bits 19:0 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+constexpr std::uint32_t ib_size_mask = 0xFFFFF;  // IB_SIZE, bits 19:0 (nvd.h: INDIRECT_BUFFER_VALID and the IB packet of gfx_v11_0_ring_emit_ib_compute)
 
 }  // namespace
 
@@ -78,7 +78,7 @@ queue_engine::outcome pm4_engine::execute(packet& p) {
       return wait_reg_mem(p);
     case pm4::PACKET3_ACQUIRE_MEM:
       // Caches are coherent here and the TLB is not a cache ACQUIRE_MEM touches (GCR_CNTL
-      // names the GL caches only, tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h), so there is nothing to do.
+      // names the GL caches only, gfx_v11_0.c: gfx_v11_0_emit_mem_sync), so there is nothing to do.
       require_dwords(pm4::acquire_mem_dwords);
       ++core_.stats.acquire_mems;
       return {outcome::done, 4 * dwords};
@@ -104,7 +104,7 @@ queue_engine::outcome pm4_engine::execute(packet& p) {
 queue_engine::outcome pm4_engine::set_registers(packet& p, std::size_t dwords, std::uint32_t window_first,
                                                 std::uint32_t window_end, const char* name) {
   if (dwords < 3) bad_packet(str("PM4 ", name, " without a value"));
-  const std::uint32_t first = window_first + bits(p[1], 0, 16);  // DW1: register - window start (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)
+  const std::uint32_t first = window_first + bits(p[1], 0, 16);  // DW1: register - window start (gfx_v11_0.c: gfx_v11_0_ring_emit_wreg)
   const std::size_t count = dwords - 2;
   if (first + count > window_end)
     bad_packet(str("PM4 ", name, " of registers ", hex{first}, "..", hex{first + count - 1},
@@ -129,7 +129,7 @@ queue_engine::outcome pm4_engine::wait_reg_mem(packet& p) {
   } else if (mem_space == 0 && operation == 0) {
     value = core_.regs.read(p[2]);
   } else if (mem_space == 0 && operation == 1) {
-    // WR_WAIT_WR_REG: write the reference to DW2's register once, then poll DW3's (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
+    // WR_WAIT_WR_REG: write the reference to DW2's register once, then poll DW3's (gfx_v11_0.c: gfx_v11_0_ring_emit_reg_write_reg_wait).
     if (!p.retrying()) core_.regs.write(p[2], reference);
     value = core_.regs.read(p[3]);
   } else {
@@ -161,7 +161,7 @@ queue_engine::outcome pm4_engine::release_mem(packet& p) {
 
 queue_engine::outcome pm4_engine::indirect_buffer(packet& p) {
   if ((p[3] & pm4::INDIRECT_BUFFER_VALID) == 0)
-    bad_packet("INDIRECT_BUFFER without INDIRECT_BUFFER_VALID (bit 23, tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h)");
+    bad_packet("INDIRECT_BUFFER without INDIRECT_BUFFER_VALID (bit 23)");
   const std::uint32_t size_dwords = p[3] & ib_size_mask;
   if (size_dwords == 0) bad_packet("INDIRECT_BUFFER of 0 dwords");
   ++core_.stats.indirect_buffers;
@@ -176,7 +176,7 @@ queue_engine::outcome pm4_engine::dispatch_direct(packet& p) {
   for (std::uint32_t i = 0; i < 3; ++i) core_.regs.poke(r.compute_dim_x + i, groups[i]);
   core_.regs.poke(r.compute_dispatch_initiator, p[4]);
 
-  // COMPUTE_PGM_LO/HI hold the program address >> 8 (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h).
+  // COMPUTE_PGM_LO/HI hold the program address >> 8 (gc_11_0_0_sh_mask.h: COMPUTE_PGM_LO__DATA).
   const gpu_va program{(std::uint64_t{f.pgm_hi_data.get(sh(r.compute_pgm_hi))} << 32 | sh(r.compute_pgm_lo)) << 8};
   core_.gmmu.translate(program, 4, access_kind::read, client_);  // the CP fetches the code: it must be mapped
   auto it = core_.kernels.find(program.value);

@@ -2,7 +2,7 @@
 //
 // Created when the driver sets CP_HQD_ACTIVE (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c); pointers and the doorbell are in
 // dwords (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c). Packets: NOP, SET_SH_REG, SET_UCONFIG_REG, WAIT_REG_MEM, ACQUIRE_MEM,
-// RELEASE_MEM, EVENT_WRITE, INDIRECT_BUFFER and DISPATCH_DIRECT (tinygrad/runtime/ops_amd.py: AMDComputeQueue; nvd.h); anything else is a
+// RELEASE_MEM, EVENT_WRITE, INDIRECT_BUFFER and DISPATCH_DIRECT (nvd.h: PACKET3_*; the packets tinygrad/runtime/ops_amd.py: AMDComputeQueue builds); anything else is a
 // bad_packet fault naming the opcode. Packets may wrap around the ring end, as the CP allows
 // (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c). Work is synchronous: a dispatch has finished when the next packet runs, so
 // CS_PARTIAL_FLUSH and cache operations have nothing to wait for.

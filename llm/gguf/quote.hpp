@@ -5,11 +5,12 @@
 #include <string>
 #include <string_view>
 
+#include <tg/core/hex.hpp>
+
 namespace tg::gguf {
 
 inline std::string quote(std::string_view text) {
   constexpr std::size_t max_shown = 96;
-  constexpr char hex[] = "0123456789abcdef";
   std::string out = "'";
   for (std::size_t i = 0; i < text.size() && i < max_shown; ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -17,8 +18,8 @@ inline std::string quote(std::string_view text) {
       out += static_cast<char>(c);
     } else {
       out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
+      out += hex_digit(c >> 4);
+      out += hex_digit(c);
     }
   }
   if (text.size() > max_shown) out += "...";

@@ -2,14 +2,13 @@
 #include "llm/tokenizer/token_index.hpp"
 
 #include <tg/core/error.hpp>
+#include <tg/core/hash.hpp>
 
 namespace tg::tokenizer {
 
 std::uint32_t token_index::hash_of(std::string_view text) {
   // FNV-1a (64-bit), then a multiplicative mix so the low bits used for the slot are good.
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-  return std::uint32_t((h * 0x9E3779B97F4A7C15ull) >> 32);
+  return std::uint32_t((fnv_bytes(text) * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
 token_index::token_index(const std::vector<std::string>& texts) {

@@ -14,7 +14,7 @@
 // Opcodes and events are shared by gfx11 and gfx12 (the generator fails where they differ);
 // register fields differ (COMPUTE_NUM_THREAD_X, COMPUTE_TMPRING_SIZE), so those come per version.
 // Regenerate: python3 scripts/gen_amd_regs.py --tarball /usr/src/linux-source-6.12.tar.xz
-// Do not edit. Generated tables are exempt from the file-size budget (STYLE.md section 2).
+// Do not edit. Generated tables are exempt from the file-size budget (docs/architecture.md, Conventions).
 #pragma once
 #include <cstddef>
 #include <cstdint>

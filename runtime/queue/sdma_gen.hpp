@@ -5,7 +5,7 @@
 //   drivers/gpu/drm/amd/amdgpu/sdma_v7_0.c  sha256:36e1aa29191f4950
 // sdma_v7_0.c includes sdma_v6_0_0_pkt_open.h, so SDMA 6.x and 7.x share these packets.
 // Regenerate: python3 scripts/gen_amd_regs.py --tarball /usr/src/linux-source-6.12.tar.xz
-// Do not edit. Generated tables are exempt from the file-size budget (STYLE.md section 2).
+// Do not edit. Generated tables are exempt from the file-size budget (docs/architecture.md, Conventions).
 #pragma once
 #include <cstddef>
 #include <cstdint>

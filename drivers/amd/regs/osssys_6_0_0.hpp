@@ -6,7 +6,7 @@
 //   drivers/gpu/drm/amd/include/navi10_ip_offset.h  sha256:d9488ceab9b664db
 // The register list is curated in the generator (GC_REGS, MMHUB_REGS, OSSSYS_REGS).
 // Regenerate: python3 scripts/gen_amd_regs.py --tarball /usr/src/linux-source-6.12.tar.xz
-// Do not edit. Generated tables are exempt from the file-size budget (STYLE.md section 2).
+// Do not edit. Generated tables are exempt from the file-size budget (docs/architecture.md, Conventions).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -16,6 +16,9 @@ struct hex {
   bool upper = false;  // A-F instead of a-f; the prefix stays "0x"
 };
 
+// One lower-case digit of v (0..15): for byte escapes such as \x1f, which are not numbers with a prefix.
+constexpr char hex_digit(unsigned v) { return "0123456789abcdef"[v & 15]; }
+
 // The digits in capitals, as the ASM2464 bridge's documents spell its requests ("0xF0").
 constexpr hex upper_hex(std::uint64_t value, int digits = 1) { return {value, digits, true}; }
 

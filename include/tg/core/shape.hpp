@@ -82,7 +82,7 @@ constexpr shape_t drop_axes(const shape_t& s, axis_mask axes) {
 }
 
 // --- movement ---
-constexpr bool is_permutation(const int* perm, int rank) {
+constexpr bool is_permutation(const std::int64_t* perm, int rank) {
   axis_mask seen = 0;
   for (int i = 0; i < rank; ++i) {
     if (perm[i] < 0 || perm[i] >= rank || (seen >> perm[i] & 1u)) return false;

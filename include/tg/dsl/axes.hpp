@@ -2,6 +2,7 @@
 // (tg::axis<1>, tg::axis<0, 2>), keepdim, and per-axis integer lists for pad and shrink.
 #pragma once
 #include <tg/core/shape.hpp>
+#include <tg/meta/int_list.hpp>
 
 namespace tg {
 
@@ -35,15 +36,17 @@ template <std::int64_t... V> inline constexpr after_t<V...> after{};
 template <std::int64_t... V> inline constexpr begin_t<V...> begin{};
 template <auto... V> inline constexpr end_t<V...> end{};
 
-// Axis lists -> bit masks, with negative axes counted from the end.
+// Axis lists -> bit masks, with negative axes counted from the end; no axes means all of them.
 template <int Rank, int... Axes>
 constexpr bool axes_valid() {
-  return ((Axes >= -Rank && Axes < Rank) && ... && true);
+  return meta::all_of(meta::ints<Axes...>, [](std::int64_t a) { return a >= -Rank && a < Rank; });
 }
 template <int Rank, int... Axes>
 constexpr axis_mask axes_mask() {
   if constexpr (sizeof...(Axes) == 0) return Rank >= 32 ? ~axis_mask(0) : (axis_mask(1) << Rank) - 1;
-  else return ((axis_mask(1) << (Axes < 0 ? Axes + Rank : Axes)) | ...);
+  else return meta::fold(meta::ints<Axes...>, axis_mask(0), [](axis_mask m, std::int64_t a) {
+    return m | axis_mask(1) << (a < 0 ? a + Rank : a);
+  });
 }
 
 }  // namespace tg

@@ -15,8 +15,8 @@ constexpr auto reshape_to(const tensor<E>& x) {
   if constexpr (To == E::desc.shape) {
     return x;
   } else if constexpr (E::desc.k == lowering::kind::reshape) {  // reshape(reshape(y)) is reshape(y)
-    return reshape_to<To>(tensor<std::remove_cvref_t<decltype(boost::hana::at_c<0>(x.e.children))>>{
-        boost::hana::at_c<0>(x.e.children)});
+    using source = meta::child_type<0, decltype(x.e.children)>;
+    return reshape_to<To>(tensor<source>{meta::child<0>(x.e.children)});
   } else {
     return make_node<view_desc(lowering::kind::reshape, E::desc.dt, To)>(x);
   }
@@ -29,14 +29,14 @@ constexpr auto reshape(const tensor<E>& x, dims_t<Dims...>) {
 // --- permute: result axis i is source axis Order[i] ---
 template <int... Order, class E>
 constexpr auto permute(const tensor<E>& x) {
-  constexpr int order[] = {Order..., 0};
-  static_assert(sizeof...(Order) == E::rank && is_permutation(order, E::rank),
+  constexpr auto order = meta::to_array(meta::ints<Order...>);
+  static_assert(sizeof...(Order) == E::rank && is_permutation(order.data(), E::rank),
                 "tg::permute<...>: give each axis of the tensor exactly once, e.g. permute<1, 0>() for a matrix");
   constexpr lowering::node_desc d = [&] {
     lowering::node_desc r = view_desc(lowering::kind::permute, E::desc.dt, {});
     r.shape.rank = E::rank;
     for (int i = 0; i < E::rank; ++i) {
-      r.perm[i] = order[i];
+      r.perm[i] = int(order[i]);
       r.shape[i] = E::desc.shape[order[i]];
     }
     return r;
@@ -73,10 +73,11 @@ constexpr auto broadcast_to(const tensor<E>& x) {
 // --- pad with zeros: tg::pad(x, tg::before<0, 1>, tg::after<0, 2>) ---
 template <class E, std::int64_t... B, std::int64_t... A>
 constexpr auto pad(const tensor<E>& x, before_t<B...>, after_t<A...>) {
-  constexpr std::int64_t b[] = {B..., 0}, a[] = {A..., 0};
+  constexpr auto b = meta::to_array(meta::ints<B...>), a = meta::to_array(meta::ints<A...>);
   static_assert(sizeof...(B) == E::rank && sizeof...(A) == E::rank,
                 "tg::pad: give one 'before' and one 'after' count per axis");
-  static_assert(((B >= 0) && ... && true) && ((A >= 0) && ... && true), "tg::pad: pad counts must be >= 0");
+  constexpr auto non_negative = [](std::int64_t v) { return v >= 0; };
+  static_assert(meta::all_of(meta::ints<B..., A...>, non_negative), "tg::pad: pad counts must be >= 0");
   constexpr lowering::node_desc d = [&] {
     lowering::node_desc r = view_desc(lowering::kind::pad, E::desc.dt, E::desc.shape);
     for (int i = 0; i < E::rank; ++i) {
@@ -93,7 +94,7 @@ constexpr auto pad(const tensor<E>& x, before_t<B...>, after_t<A...>) {
 // --- shrink to [begin, end) per axis: tg::shrink(x, tg::begin<0, 1>, tg::end<4, 3>) ---
 template <class E, std::int64_t... B, auto... End>
 constexpr auto shrink(const tensor<E>& x, begin_t<B...>, end_t<End...>) {
-  constexpr std::int64_t b[] = {B..., 0};
+  constexpr auto b = meta::to_array(meta::ints<B...>);
   constexpr shape_t e = end_t<End...>::value;
   static_assert(sizeof...(B) == E::rank && sizeof...(End) == E::rank,
                 "tg::shrink: give one begin and one end per axis");

@@ -1,7 +1,11 @@
-// children.hpp: an expression node's children as a Boost.Hana tuple, and emitting them
-// into the lowering graph in order. The only place the DSL touches Hana directly.
+// children.hpp: an expression node's children as a Boost.Hana tuple: emitting them into the
+// lowering graph in order, and reaching one of them. With int_list.hpp, the only place the DSL
+// touches Hana directly.
 #pragma once
 #include <array>
+#include <cstddef>
+#include <type_traits>
+#include <boost/hana/at.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 
@@ -17,5 +21,14 @@ constexpr std::array<int, sizeof...(Children)> emit_children(const children<Chil
     return std::array<int, sizeof...(Children)>{child.emit(g)...};
   });
 }
+
+// The I-th child, and its type.
+template <std::size_t I, class... Children>
+constexpr const auto& child(const children<Children...>& cs) {
+  static_assert(I < sizeof...(Children), "meta::child: the node has fewer children");
+  return boost::hana::at_c<I>(cs);
+}
+template <std::size_t I, class Children>
+using child_type = std::remove_cvref_t<decltype(child<I>(std::declval<const Children&>()))>;
 
 }  // namespace tg::meta
