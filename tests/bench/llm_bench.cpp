@@ -3,6 +3,10 @@
 // measured in the same run (decode reads every weight once per token, so that is its ceiling).
 //
 //   llm_bench build/models     # synthesizes build/models/bench-*.gguf on the first run
+//   LLAMA_BENCH=/path/to/llama-bench llm_bench build/models
+//                              # also runs llama.cpp's llama-bench on each file, right after tg's
+//                              # run of it (same threads, prompt and generation lengths), and
+//                              # prints tg / llama.cpp
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +16,7 @@
 #include <vector>
 
 #include "llm/gguf/gguf_file.hpp"
+#include "tests/bench/llama_bench_runner.hpp"
 #include "tests/bench/memory_bandwidth.hpp"
 #include "llm/model/session.hpp"
 #include "llm/synth/model_presets.hpp"
@@ -114,10 +119,16 @@ int main(int argc, char** argv) {
     std::vector<fs::path> paths;
     for (const auto& m : models) paths.push_back(synthesized(dir, m));
     const double bandwidth_before = tg::bench::measure_read_bandwidth({.threads = threads});
+    const char* llama_bench = std::getenv("LLAMA_BENCH");
     std::vector<result> results;
+    std::vector<tg::bench::llama_bench_figures> llama;
     for (const auto& p : paths) {
       std::fprintf(stderr, "running %s\n", p.filename().c_str());
       results.push_back(measure(p));
+      if (llama_bench && *llama_bench) {
+        std::fprintf(stderr, "running llama-bench on %s\n", p.filename().c_str());
+        llama.push_back(tg::bench::run_llama_bench(llama_bench, p, threads, prompt_tokens, decode_tokens));
+      }
     }
     // Measured on both sides of the models and the faster kept: other tenants only slow it down.
     const double bandwidth_after = tg::bench::measure_read_bandwidth({.threads = threads});
@@ -133,12 +144,17 @@ int main(int argc, char** argv) {
                   static_cast<long long>(decode_tokens), r.decode_gbps, 100.0 * r.decode_gbps / bandwidth,
                   double(r.bytes_per_token) / 1e6);
     }
-    // Constants quoted in the issue, not measured here: llama-bench on this machine kind, 2 threads.
-    std::printf("llama.cpp reference (from the issue, llama-bench, 2 threads; not measured in this run):\n");
-    std::printf("  llama3.2-1b  Q8_0    prefill   61.00 tok/s  decode  17.40 tok/s  -> tg/llama.cpp prefill %.2f, decode %.2f\n",
-                results[0].prefill_tps / 61.0, results[0].decode_tps / 17.4);
-    std::printf("  llama3.2-1b  Q4_K_M  prefill   52.00 tok/s  decode  26.50 tok/s  -> tg/llama.cpp prefill %.2f, decode %.2f\n",
-                results[1].prefill_tps / 52.0, results[1].decode_tps / 26.5);
+    if (llama.empty()) {
+      std::printf("(set LLAMA_BENCH to a llama-bench binary to compare with llama.cpp in the same run)\n");
+    } else {
+      std::printf("llama.cpp llama-bench, same files, %u threads, pp%lld / tg%lld, run right after tg on each file:\n",
+                  threads, static_cast<long long>(prompt_tokens), static_cast<long long>(decode_tokens));
+      for (std::size_t i = 0; i < llama.size(); ++i)
+        std::printf("%-12s %-6s  prefill %7.2f tok/s  decode %6.2f tok/s  ->  tg/llama.cpp prefill %.2f, decode %.2f\n",
+                    models[i].preset, std::string(tg::synth::weight_format_name(models[i].format)).c_str(),
+                    llama[i].prefill_tps, llama[i].decode_tps, results[i].prefill_tps / llama[i].prefill_tps,
+                    results[i].decode_tps / llama[i].decode_tps);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "llm_bench: %s\n", e.what());
     return 1;
