@@ -22,6 +22,9 @@ am_program::am_program(am_backend& owner, const code_object& co, std::string_vie
   const std::vector<std::byte> image = co.image_at(code.va);
   dev.copy_in(code, 0, image);
   summary_ = co.summary(kernel, code.va);
+  // Scratch for the kernel's private segment, grown before its first launch (am_scratch.hpp).
+  if (const kernel_descriptor& kd = co.kernel(kernel).descriptor; kd.enables_private_segment())
+    dev.ensure_scratch(kd.private_segment_fixed_size);
   entry_code_.assign(image.begin() + std::ptrdiff_t(summary_.entry.value - code.va.value), image.end());
 
   slot_bytes_ = (std::max<std::uint64_t>(layout_.alloc_bytes, 8) + 255) / 256 * 256;
@@ -62,12 +65,18 @@ void am_program::launch(std::span<void* const> buffers, std::span<const std::int
   dev.copy_in(kernargs_, slot * slot_bytes_, args);
 
   queue::cmd_buffer cb;
+  // The full acquire at the start of the job, as Linux opens every job (gfx_v11_0_emit_mem_sync /
+  // gfx_v12_0_emit_mem_sync): the instruction cache (GLI) and L2 invalidated, so code a copy_in
+  // put at an address that held other code, and kernargs written since, are read fresh. The
+  // acquire inside emit_dispatch leaves I$ and L2 alone.
+  queue::pm4::emit_acquire_mem(cb, queue::pm4::gcr_full_invalidate);
   queue::pm4::emit_dispatch(cb, summary_,
                             {.gfx = dev.gfx(),
                              .workgroups = shape_.workgroups,
                              .workgroup_size = shape_.workgroup_size,
                              .kernargs = kernargs_.va + slot * slot_bytes_,
-                             .scratch = dev.scratch()});
+                             .scratch = dev.scratch(),
+                             .tmpring_size = dev.tmpring_size()});
   slot_use_[slot] = dev.compute().submit(cb);
   next_slot_ = (next_slot_ + 1) % kernarg_slots;
 }

@@ -41,7 +41,7 @@ am_device::am_device(transport::device_transport& t, const am_options& options)
   ctx_.progress("queues");
   start_queues();
   set_up_staging();
-  ctx_.gc->write("regSCRATCH_REG7", am_version);
+  ctx_.gc->write("regSCRATCH_REG7", am_boot_marker);
   ctx_.gc->write("regSCRATCH_REG6", 1);  // a live session; teardown writes 0 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
   ctx_.progress("ready");
 }
@@ -57,7 +57,7 @@ am_device::~am_device() {
 
 bool am_device::is_warm_bootable() {
   ip_registers& gc = *ctx_.gc;
-  return !ctx_.opt.force_full_boot && gc.read("regSCRATCH_REG7") == am_version && gc.read("regSCRATCH_REG6") == 0 &&
+  return !ctx_.opt.force_full_boot && gc.read("regSCRATCH_REG7") == am_boot_marker && gc.read("regSCRATCH_REG6") == 0 &&
          gc.read(fault_status_register()) == 0;
 }
 
@@ -92,9 +92,10 @@ void am_device::boot_full() {
   smu_v13 smu(ctx_);
   if (ctx_.mp0(81) != 0 && smu.is_alive()) {  // an earlier session's sOS (C2PMSG_81) and SMU: start clean
     ctx_.progress("mode-1 reset");
+    const pci_state saved = soc21_save_pci_state(t_);  // with bus mastering on: the restore turns it back on
     soc21_set_bus_master(t_, false);
     smu.mode1_reset();
-    soc21_set_bus_master(t_, true);
+    soc21_finish_mode1_reset(ctx_, saved);
   }
   ctx_.progress("soc");
   soc21_init(ctx_);

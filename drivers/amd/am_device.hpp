@@ -2,9 +2,11 @@
 // device_transport (PCI or the USB bridge; real or emulated): memory, copies, the PM4 compute
 // queue and the SDMA copy queue.
 //
-// Boot (tinygrad/runtime/support/am/amdev.py: AMDev): discovery, then warm or full (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c: SCRATCH_REG7 = 0xA0000008,
-// SCRATCH_REG6 = 0 and no GC fault latched take the warm path unless am_options::force_full_boot).
-// Full: firmware, an SMU mode-1 reset when PSP sOS and SMU are alive, SOC, MM hub over our page
+// Boot (tinygrad/runtime/support/am/amdev.py: AMDev): discovery, then warm or full (SCRATCH_REG7 =
+// tg's own marker am_boot_marker, SCRATCH_REG6 = 0 and no GC fault latched take the warm path
+// unless am_options::force_full_boot; tinygrad keeps the same pair of flags with its own value).
+// Full: firmware, an SMU mode-1 reset when PSP sOS and SMU are alive (then the PCI header
+// restored and RCC_CONFIG_MEMSIZE polled until the card answers: soc21.hpp), SOC, MM hub over our page
 // tables, IH, PSP (msg1 in boot VRAM on PCI, in bridge memory from allocate_dma on USB, as
 // tinygrad/runtime/support/usb.py does), SMU, GFX (RLC autoload, MEC, compute queue through MQD/HQD), SDMA. Warm: hubs, IH, MEC
 // reset, queues. Each step calls am_options::progress. Destruction dequeues the compute queue,
@@ -27,8 +29,10 @@
 //   tg::amd::am_device dev(transport, options);
 //   tg::amd::allocation code = dev.allocate(co.image_bytes(), false, co.load_alignment());
 //   dev.copy_in(code, 0, co.image_at(code.va));
+//   dev.ensure_scratch(co.kernel(kernel).descriptor.private_segment_fixed_size);
 //   tg::queue::pm4::emit_dispatch(cb, co.summary(kernel, code.va),
-//                                 {.gfx = dev.gfx(), ..., .scratch = dev.scratch()});
+//                                 {.gfx = dev.gfx(), ..., .scratch = dev.scratch(),
+//                                  .tmpring_size = dev.tmpring_size()});
 //   dev.compute().submit(cb);
 //   dev.synchronize(std::chrono::seconds(30));
 //
@@ -55,8 +59,11 @@
 
 namespace tg::amd {
 
-// SCRATCH_REG7 once AM booted the GPU (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
-inline constexpr std::uint32_t am_version = 0xA0000008;
+// SCRATCH_REG7 once tg's AM driver booted the GPU: "TG" and a layout version. Not tinygrad's
+// AMDev.Version (0xA0000008): a card either driver left is booted fully by the other, which cannot
+// know what state it is in (queues, firmware, page tables of another layout). Bump the low half
+// when what a warm boot relies on changes.
+inline constexpr std::uint32_t am_boot_marker = 0x54470001;
 
 struct am_info {
   std::string transport;  // "pci:0000:c3:00.0", "usb:1-2"
@@ -94,10 +101,16 @@ class am_device {
   void recover_copy();     // RB off, an empty queue_copy, RB on
   std::uint64_t recoveries() const { return recoveries_; }
 
-  // What a dispatch needs besides its code: the packet generation and a scratch area
-  // (COMPUTE_DISPATCH_SCRATCH_BASE, 256-byte aligned).
+  // What a dispatch needs besides its code: the packet generation, the scratch area
+  // (COMPUTE_DISPATCH_SCRATCH_BASE, 256-byte aligned) and COMPUTE_TMPRING_SIZE describing it
+  // (0 until a kernel with a private segment asked for scratch: no scratch waves).
   queue::pm4::gfx_version gfx() const;
   memory::gpu_va scratch() const { return scratch_.va; }
+  std::uint32_t tmpring_size() const { return tmpring_size_; }
+  // Grows scratch for a kernel needing `private_bytes` per work-item (its descriptor's
+  // private_segment_fixed_size; am_scratch.hpp sizes it). Waits for the compute queue before the
+  // old area is freed; on failure the old area and TMPRING value stay. No-op when it fits.
+  void ensure_scratch(std::uint32_t private_bytes);
 
   am_context& context() { return ctx_; }  // for tests and tools: registers, discovery
 
@@ -123,6 +136,7 @@ class am_device {
   void require_range(const char* op, const allocation& a, std::uint64_t offset, std::uint64_t bytes) const;
   void copy_in_staged(memory::gpu_va dst, std::span<const std::byte> src);
   void copy_in_pipelined(memory::gpu_va dst, std::span<const std::byte> src);
+  void emit_chunk(queue::cmd_buffer& cb, memory::gpu_va dst, std::uint64_t sequence, std::uint64_t bytes);
   void stream_chunk(std::uint64_t sequence, std::span<const std::byte> payload);
   void wait_fence(std::uint64_t at_least);
   void copy_out_staged(std::span<std::byte> dst, memory::gpu_va src);
@@ -140,6 +154,7 @@ class am_device {
   std::unique_ptr<am_memory> mem_;
   queue_parts compute_parts_, copy_parts_;
   allocation scratch_;
+  std::uint32_t tmpring_size_ = 0, scratch_lane_bytes_ = 0;
   std::unique_ptr<queue::queue_compute> compute_;
   std::unique_ptr<queue::queue_copy> copy_;
   bool sdma_ready_ = false;

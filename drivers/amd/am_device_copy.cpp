@@ -2,15 +2,18 @@
 // am_device.hpp): the BAR0 mapping, the USB staging window (tinygrad/runtime/support/usb.py) or a DMA bounce
 // buffer, each moved by SDMA in chunks of the window.
 //
-// USB copy-in pipeline (tinygrad/runtime/support/usb.py), when the window has a fence: two 256 KiB windows (SRAM 0 and
-// 256 KiB). Chunk s (payload up to 256 KiB - 4) goes to window s & 1 with the sentinel
-// 0x51000000 | (s & 0xFFFFFF) in the window's last dword. One SDMA submission per group of chunks
-// does, per chunk: POLL_REGMEM until that dword equals the sentinel, COPY_LINEAR window -> VRAM,
-// WRITE 0 over the sentinel, WRITE the 64-bit fence := s + 1. The host writes chunk s only once
-// the fence shows chunk s - 2 drained, so it streams one window while SDMA copies the other.
-// Unlike the reference, the sentinel always sits in the window's last dword (a short chunk sends
-// its payload, then the window's last 16 KiB slot with the sentinel), and SDMA clears it after
-// the copy: the polled dword never holds payload bytes, so user data cannot fake a sentinel.
+// USB copy-in pipeline (tinygrad/runtime/support/usb.py), when the window has a fence: two 256 KiB
+// windows (SRAM slot 0 and slot 16). Chunk s (payload up to 256 KiB - 4) goes to window s & 1 as
+// one contiguous wire image: the payload (padded to a dword), then the sentinel
+// 0x51000000 | (s & 0xFFFFFF), padded to whole sectors, written from the window's first slot in
+// one 0xF2 write. SDMA does, per chunk: POLL_REGMEM until the sentinel's dword holds it,
+// COPY_LINEAR window -> VRAM, WRITE the 64-bit fence := s + 1 (the fence lives in sys_buf, not
+// in the data area: the GPU never writes the SRAM the host streams into). The host writes chunk s
+// only once the fence shows chunk s - 2 drained, so it streams one window while SDMA copies the
+// other. Full chunks end exactly at the window's last dword, which only ever holds sentinels
+// (of other sequence numbers, or zeros the host writes after a copy-out used the windows), so no
+// stale dword can match a full chunk's poll; a copy's last chunk, whose sentinel may fall where an
+// older chunk's payload lies, is submitted to SDMA only after its image is in the window.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -129,6 +132,15 @@ void am_device::copy_in_staged(memory::gpu_va dst, std::span<const std::byte> sr
   }
 }
 
+// The packets of chunk `c` of a pipelined copy (the banner).
+void am_device::emit_chunk(queue::cmd_buffer& cb, memory::gpu_va dst, std::uint64_t s, std::uint64_t bytes) {
+  const memory::gpu_va win = staging_va_ + (s & 1) * window;
+  queue::sdma::emit_poll_regmem(cb, win + round_up(bytes, 4), queue::compare::equal, sentinel(s));
+  queue::sdma::emit_copy_linear(cb, dst, win, bytes);
+  const std::uint32_t fence[2] = {std::uint32_t(s + 1), std::uint32_t((s + 1) >> 32)};
+  queue::sdma::emit_write(cb, fence_va_, fence);
+}
+
 // The pipeline of the banner. Sequence numbers are taken before anything can fail, so a failed
 // copy never reuses one; it leaves the windows dirty.
 void am_device::copy_in_pipelined(memory::gpu_va dst, std::span<const std::byte> src) {
@@ -137,49 +149,42 @@ void am_device::copy_in_pipelined(memory::gpu_va dst, std::span<const std::byte>
   copy_sequence_ += chunks;
   const bool was_dirty = windows_dirty_;
   windows_dirty_ = true;
-  if (was_dirty) {  // zero the last slot of both windows, where the sentinels go
+  if (was_dirty) {  // zero the last slot of both windows, where full chunks' sentinels go
     const std::vector<std::byte> zeros(slot);
     staging_->write(window - slot, zeros);
     staging_->write(2 * window - slot, zeros);
   }
-  queue::submission last{};
-  for (std::uint64_t group = 0; group < chunks; group += group_chunks) {
-    const std::uint64_t end = std::min(chunks, group + group_chunks);
+  auto piece = [&](std::uint64_t c) {
+    return src.subspan(c * payload_max, std::min(payload_max, src.size() - c * payload_max));
+  };
+  const std::uint64_t last_chunk = chunks - 1;
+  for (std::uint64_t group = 0; group < last_chunk; group += group_chunks) {  // all but the last chunk
+    const std::uint64_t end = std::min(last_chunk, group + group_chunks);
     queue::cmd_buffer cb;
-    for (std::uint64_t c = group; c < end; ++c) {
-      const std::uint64_t s = first + c, n = std::min(payload_max, src.size() - c * payload_max);
-      const memory::gpu_va win = staging_va_ + (s & 1) * window, mark = win + (window - 4);
-      queue::sdma::emit_poll_regmem(cb, mark, queue::compare::equal, sentinel(s));
-      queue::sdma::emit_copy_linear(cb, dst + c * payload_max, win, n);
-      const std::uint32_t zero = 0, fence[2] = {std::uint32_t(s + 1), std::uint32_t((s + 1) >> 32)};
-      queue::sdma::emit_write(cb, mark, std::span(&zero, 1));
-      queue::sdma::emit_write(cb, fence_va_, fence);
-    }
-    last = copy_->submit(cb);
+    for (std::uint64_t c = group; c < end; ++c) emit_chunk(cb, dst + c * payload_max, first + c, payload_max);
+    copy_->submit(cb);
     for (std::uint64_t c = group; c < end; ++c) {
       if (c >= 2) wait_fence(first + c - 1);  // chunk c - 2 has left this window
-      stream_chunk(first + c, src.subspan(c * payload_max, std::min(payload_max, src.size() - c * payload_max)));
+      stream_chunk(first + c, piece(c));
     }
   }
-  copy_->wait(last, ctx_.opt.queue_timeout);
+  if (last_chunk >= 2) wait_fence(first + last_chunk - 1);
+  stream_chunk(first + last_chunk, piece(last_chunk));
+  queue::cmd_buffer cb;  // after its image: the poll can only see this chunk's sentinel
+  emit_chunk(cb, dst + last_chunk * payload_max, first + last_chunk, piece(last_chunk).size());
+  copy_->wait(copy_->submit(cb), ctx_.opt.queue_timeout);
   windows_dirty_ = false;
 }
 
-// One chunk into window (sequence & 1), its sentinel in the window's last dword, written last.
+// One chunk's wire image into window (sequence & 1), from its first slot: payload, sentinel, in
+// one write of whole sectors.
 void am_device::stream_chunk(std::uint64_t sequence, std::span<const std::byte> payload) {
-  const std::uint64_t base = (sequence & 1) * window;
+  const std::uint64_t mark_at = round_up(payload.size(), 4);
   const std::uint32_t mark = sentinel(sequence);
-  if (payload.size() + 4 > window - slot) {  // reaches the last slot: the whole window in one go
-    chunk_buffer_.assign(window, std::byte{0});
-    std::copy(payload.begin(), payload.end(), chunk_buffer_.begin());
-    std::memcpy(chunk_buffer_.data() + window - 4, &mark, 4);
-    staging_->write(base, chunk_buffer_);
-    return;
-  }
-  staging_->write(base, payload);  // padded to a whole sector, still short of the last slot
-  chunk_buffer_.assign(slot, std::byte{0});
-  std::memcpy(chunk_buffer_.data() + slot - 4, &mark, 4);
-  staging_->write(base + window - slot, chunk_buffer_);
+  chunk_buffer_.assign(std::min(window, round_up(mark_at + 4, sector)), std::byte{0});
+  std::copy(payload.begin(), payload.end(), chunk_buffer_.begin());
+  std::memcpy(chunk_buffer_.data() + mark_at, &mark, 4);
+  staging_->write((sequence & 1) * window, chunk_buffer_);
 }
 
 // Until the fence reaches `at_least`, reading it back through the bridge; the copy queue's faults

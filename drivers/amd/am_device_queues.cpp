@@ -3,6 +3,7 @@
 #include <tg/core/error.hpp>
 
 #include "drivers/amd/am_device.hpp"
+#include "drivers/amd/am_scratch.hpp"
 
 namespace tg::amd {
 
@@ -47,7 +48,7 @@ void am_device::start_queues() {
   const std::uint64_t sdma_bytes = ctx_.opt.sdma_ring_bytes ? ctx_.opt.sdma_ring_bytes : 1 << 20;
   compute_parts_ = make_parts(compute_bytes, compute_doorbell, true);
   copy_parts_ = make_parts(sdma_bytes, sdma_doorbell, false);
-  scratch_ = allocate(4096);
+  scratch_ = allocate(4096);  // a placeholder until a kernel asks for scratch (ensure_scratch)
   start_compute();
   start_copy();
   sdma_ready_ = true;  // from here on allocations are zeroed by SDMA
@@ -136,6 +137,31 @@ void am_device::recover_copy() {
   copy_.reset();
   start_copy();
   ++recoveries_;
+}
+
+}  // namespace tg::amd
+
+namespace tg::amd {
+
+void am_device::ensure_scratch(std::uint32_t private_bytes) {
+  if (private_bytes == 0 || private_bytes <= scratch_lane_bytes_) return;
+  if (!ctx_.disc.gc)
+    throw device_error(str(ctx_.name(), ": a kernel needs ", private_bytes,
+                           " bytes of scratch per work-item, but discovery has no GC info to size it from"));
+  const scratch_size s = size_scratch(*ctx_.disc.gc, private_bytes);
+  const std::uint32_t tmpring = s.tmpring(ctx_.gc->table());
+  allocation grown = allocate(s.bytes, false, 256);  // first: a failure keeps the old area
+  try {
+    compute_->synchronize(ctx_.opt.queue_timeout);  // dispatches queued before may still use the old area
+  } catch (...) {
+    release(grown);
+    throw;
+  }
+  release(scratch_);
+  scratch_ = grown;
+  tmpring_size_ = tmpring;
+  scratch_lane_bytes_ = s.lane_bytes;
+  ctx_.progress(str("scratch: ", s.bytes >> 10, " KiB, ", s.lane_bytes, " bytes per lane"));
 }
 
 }  // namespace tg::amd

@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include <tg/core/error.hpp>
+#include <tg/log.hpp>
 
 namespace tg::amd {
 
@@ -122,9 +123,13 @@ std::vector<psp_component> parse_psp_sos(const firmware_file& f) {
   for (std::uint32_t i = 0; i < count; ++i) {
     const std::size_t at = 36 + 16 * std::size_t(i);
     const std::uint32_t type = u32(b, at, what, "psp_fw_bin.fw_type");
-    if (type == 0 || type > std::uint32_t(psp_component_type::ipkeymgr_drv))
-      throw usage_error(str("firmware ", what, ": header field psp_fw_bin[", i, "].fw_type at byte ", at, " is ",
-                            type, "; known types are 1..11"));
+    if (type == 0 || type > std::uint32_t(psp_component_type::ipkeymgr_drv)) {
+      // A component newer firmware carries that this driver does not load: Linux warns and goes on
+      // (amdgpu_psp.c: parse_sos_bin_descriptor, "Unsupported PSP FW type").
+      tg::log(log_level::warning, str("am: firmware ", what, ": psp_fw_bin[", i, "].fw_type ", type,
+                                      " (header byte ", at, ") is not a component this driver loads; skipped"));
+      continue;
+    }
     out.push_back({psp_component_type(type), u32(b, at + 4, what, "psp_fw_bin.fw_version"),
                    payload(b, base + u32(b, at + 8, what, "psp_fw_bin.offset_bytes"),
                            u32(b, at + 12, what, "psp_fw_bin.size_bytes"), what, "psp_fw_bin.offset_bytes", at + 8)});

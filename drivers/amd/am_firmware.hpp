@@ -4,7 +4,7 @@
 // name.bin or name.bin.zst (zstd, as Debian ships them). Names follow tinygrad/runtime/support/am/amdev.py: AMDev with IP
 // versions from discovery: psp_<MP0>_sos, smu_<MP1>, sdma_<SDMA0>, gc_<GC>_{pfp,me,mec,imu,rlc}.
 // Layouts: Linux amdgpu_ucode.h (common_firmware_header, psp v1/v2 with bin descriptors, gfx v2,
-// rlc v2, sdma v2/v3, imu v1). What comes out is what the PSP loads: the bootloader components of
+// rlc v2.0-v2.3, sdma v2/v3, imu v1). What comes out is what the PSP loads: the bootloader components of
 // the SOS file, and one LOAD_IP_FW image per GFX_FW_TYPE (psp_gfx_if.h), plus the RS64 program
 // start addresses the MEC is pointed at.
 //
@@ -52,9 +52,12 @@ struct psp_component {
 
 // GFX_FW_TYPE_* of LOAD_IP_FW (psp_gfx_if.h).
 namespace gfx_fw_type {
-inline constexpr std::uint32_t rlc_g = 8, smu = 18, imu_i = 68, imu_d = 69, sdma_th0 = 71, sdma_th1 = 72,
-                               rs64_pfp = 87, rs64_me = 88, rs64_mec = 89, rs64_pfp_stack = 90,
-                               rs64_me_stack = 92, rs64_mec_stack = 94;
+inline constexpr std::uint32_t rlc_v = 7, rlc_g = 8, smu = 18, rlc_restore_list_gpm_mem = 20,
+                               rlc_restore_list_srm_mem = 21, rlc_restore_list_srm_cntl = 22, rlc_p = 25,
+                               rlc_iram = 26, rlc_dram_boot = 48, imu_i = 68, imu_d = 69, sdma_th0 = 71,
+                               sdma_th1 = 72, rs64_pfp = 87, rs64_me = 88, rs64_mec = 89, rs64_pfp_stack = 90,
+                               rs64_pfp_p1_stack = 91, rs64_me_stack = 92, rs64_me_p1_stack = 93,
+                               rs64_mec_stack = 94;
 }  // namespace gfx_fw_type
 
 struct ip_firmware {
@@ -70,7 +73,10 @@ firmware_versions firmware_versions_of(const discovery& d);
 
 struct firmware_set {
   std::vector<psp_component> psp;    // bootloader components and the TOC, in file order
-  std::vector<ip_firmware> ip;       // LOAD_IP_FW images: SMU first, then SDMA, CP, IMU, RLC
+  // LOAD_IP_FW images: SMU first, then SDMA, CP (gfx11: PFP / ME stacks for pipes 0 and 1, as
+  // amdgpu_gfx.c: amdgpu_gfx_cp_init_microcode lists them), IMU, and the RLC parts in
+  // amdgpu_ucode.h AMDGPU_UCODE_ID order (restore lists, IRAM, DRAM, RLC_P, RLC_V, RLC_G).
+  std::vector<ip_firmware> ip;
   std::uint64_t pfp_start = 0, me_start = 0, mec_start = 0;  // RS64 ucode start addresses (bytes)
 
   const psp_component* find(psp_component_type t) const;

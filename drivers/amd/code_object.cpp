@@ -50,6 +50,10 @@ gfx_target check_header(const elf::header& h) {
   std::uint32_t mach = h.flags & ef_amdgpu_mach;
   if (mach == ef_amdgpu_mach_gfx1100) return gfx_target::gfx1100;
   if (mach == ef_amdgpu_mach_gfx1200) return gfx_target::gfx1200;
+  // gfx1101 / gfx1102 run gfx1100's ISA and gfx1201 gfx1200's (AMDGPUUsage.rst, "Processors"); what
+  // differs (gfx1100 / gfx1102's user-SGPR padding) is in each kernel's descriptor.
+  if (mach == 0x046 || mach == 0x047) return gfx_target::gfx1100;  // EF_AMDGPU_MACH_AMDGCN_GFX1101 / GFX1102
+  if (mach == 0x04e) return gfx_target::gfx1200;                   // EF_AMDGPU_MACH_AMDGCN_GFX1201
   std::string_view name = mach_name(mach);
   throw usage_error(str("code object: e_flags mach ", hex{mach},
                         name.empty() ? "" : " (", name, name.empty() ? "" : ")",

@@ -1,10 +1,12 @@
 // dispatch.hpp: host callbacks that stand in for GPU kernels, and what a dispatch hands them.
 //
-// The emulator runs no shader ISA. A test or the runtime registers a host function for a program
-// address; DISPATCH_DIRECT looks the address up from COMPUTE_PGM_LO/HI (address >> 8) and
-// calls it once for the whole grid, with the dispatch registers and memory access through the
+// A dispatched program runs as RDNA3 / RDNA4 machine code (drivers/emu/shader/interpreter.hpp) unless
+// a host twin is registered for it: a test or the runtime registers a host function for a program
+// address (or its code bytes); DISPATCH_DIRECT looks the address up from COMPUTE_PGM_LO/HI (address >> 8)
+// and, when one is there, calls it once for the whole grid instead of interpreting, with the dispatch registers and memory access through the
 // MMU, so a kernel reading an unmapped address faults as on hardware (the queue halts and the
-// fault is recorded). The program address must itself be mapped: the CP fetches code through
+// fault is recorded). Host twins remain for the AMD:EMU backend's tg kernels until tg emits AMDGPU code
+// objects (issue 11, scope 6). The program address must itself be mapped: the CP fetches code through
 // the page tables. System pages reach the gpu's system bus like any engine access (gpu.hpp); the
 // AMD:EMU backend's host twins (emu_device) read their buffers through host pointers: VRAM only.
 //

@@ -23,6 +23,7 @@ enum class fault_kind : std::uint8_t {
   bad_packet,       // unknown opcode, bad field, packet straddling the SDMA ring end
   unknown_kernel,   // DISPATCH_DIRECT of a program address with no registered kernel (address = it)
   kernel_error,     // a registered kernel threw
+  shader_error,     // interpreted code the interpreter cannot run (address = the PC; drivers/emu/shader)
   bad_queue_setup,  // registers that cannot describe a queue (no doorbell, ring size out of range)
   protocol,         // the host broke the ring protocol: overrun, write pointer going back, stale shadow
 };

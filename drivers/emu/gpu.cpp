@@ -42,12 +42,17 @@ std::uint64_t gpu::read_doorbell64(std::uint64_t byte_offset) {
 
 std::uint32_t gpu::read_register(std::uint32_t index) {
   lock l(*this);
+  if (off_bus()) return 0xFFFFFFFFu;  // a completion nobody answers: all ones
   return core_->regs.read(index);
 }
 
 void gpu::write_register(std::uint32_t index, std::uint32_t value) {
   {
     lock l(*this);
+    if (off_bus()) {
+      ++core_->stats.writes_lost_in_reset;
+      return;
+    }
     core_->regs.write(index, value);
     settle();
     retired_.clear();
@@ -242,6 +247,11 @@ std::vector<interrupt_record> gpu::interrupts() const {
 gpu_stats gpu::stats() const {
   lock l(*this);
   return core_->stats;
+}
+
+shader::dispatch_counters gpu::last_dispatch() const {
+  lock l(*this);
+  return core_->last_dispatch;
 }
 
 tlb_stats gpu::tlb() const {

@@ -4,7 +4,8 @@
 // Behind the registers are an MMU that walks the page tables the driver wrote in VRAM (with a
 // TLB that only an invalidation request refreshes), a compute queue engine per active HQD (PM4)
 // and the SDMA0 queue engine, created from the same register writes the driver makes on
-// hardware (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c). Kernels are host callbacks registered by program address.
+// hardware (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c). Dispatched programs run as machine code
+// on the ISA interpreter (drivers/emu/shader), or as host callbacks registered for their address (dispatch.hpp).
 // Nothing a driver can write crashes the host: faults are recorded (faults()) and latched in
 // registers, written to the IH ring when the driver set one up, and the queue stops.
 //
@@ -14,7 +15,12 @@
 // boot polls. SCRATCH_REG6/7 are plain registers that outlive driver sessions (the gpu object);
 // only a mode-1 reset clears them. A mode-1 reset (an SMU message, or mode1_reset()) stops every
 // queue, puts every register back to its power-on value, keeps VRAM and rewrites the discovery
-// table.
+// table; for gpu_config::mode1_reset_latency after it the registers answer all ones and drop
+// writes. What a real card needs from the driver it needs here too: doorbells reach an engine
+// only through the S2A routes (doorbell_routes.hpp), the RLC autoload completes only with every
+// firmware part loaded (rlc_autoload.hpp), GC 12's CP takes queues only once PFP and ME have a
+// program counter, MP0 13.0.x refuses SETUP_TMR without its physical address (psp_model.hpp),
+// and code rewritten at an address runs stale until an ACQUIRE_MEM invalidates GLI (gpu_core.hpp).
 //
 // The engines run either when a test steps them (step_until_idle, deterministic) or on a worker
 // thread (start), which wakes on every doorbell store and register write made through this
@@ -61,6 +67,10 @@ struct gpu_config {
   std::uint64_t mmio_bytes = 2ull << 20;         // BAR5; registers beyond it go through MM_INDEX / RSMU_INDEX
   std::chrono::microseconds busy_poll{50};       // worker: re-check waits this often
   std::chrono::microseconds idle_poll{1000};     // worker: look at the doorbell page this often
+  // How long a mode-1 reset keeps the card off the bus: register reads answer 0xFFFFFFFF and
+  // writes are lost meanwhile, as Linux expects (amdgpu_device_mode1_reset polls
+  // RCC_CONFIG_MEMSIZE until it reads something else). 0: back at once.
+  std::chrono::milliseconds mode1_reset_latency{0};
 };
 
 struct run_summary {
@@ -119,6 +129,8 @@ class gpu {
   void clear_faults();
   std::vector<interrupt_record> interrupts() const;
   gpu_stats stats() const;
+  // What the last interpreted dispatch did (drivers/emu/shader/interpreter.hpp).
+  shader::dispatch_counters last_dispatch() const;
   tlb_stats tlb() const;
   // The compute queue of an HQD (GRBM_GFX_CNTL me/pipe/queue; the PM4 queue is me 1, pipe 0,
   // queue 0, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), and the SDMA queue; nullopt when not set up.
@@ -151,6 +163,7 @@ class gpu {
   class lock;
   void install_register_behaviours();
   void install_boot_behaviours();  // gpu_boot.cpp: PSP, SMU, IH, GFX boot bits
+  void install_cp_start();         // gpu_boot.cpp: GC 12's PFP / ME program counters
   void write_discovery_table();
   void settle();        // carries out a reset a register write requested
   void reset_locked();  // the mode-1 reset, under the lock
@@ -173,12 +186,18 @@ class gpu {
   std::unique_ptr<smu_model> smu_;
   std::unique_ptr<ih_ring> ih_;
   std::uint64_t mode1_resets_ = 0;
+  std::chrono::steady_clock::time_point back_from_reset_{};  // mode1_reset_latency after the last reset
+  bool off_bus() const { return std::chrono::steady_clock::now() < back_from_reset_; }
   std::vector<std::unique_ptr<queue_engine>> retired_;  // replaced while a queue ran; freed after it
   bool mm_sem_held_ = false, gc_sem_held_ = false;
   bool compute_frozen_ = false, sdma_frozen_ = false;  // freeze_engine (fault injection)
   std::chrono::microseconds compute_delay_{0}, sdma_delay_{0};  // slow_engine (fault injection)
   bool slowed_this_round_ = false;
   bool in_window_ = false;  // inside an MM_DATA / RSMU_DATA access
+  // GC 12: whether PFP / ME pipe 0 took a program counter (a reset pulse with one written), and
+  // the CP_ME_CNTL value before the last write.
+  bool pfp_started_ = false, me_started_ = false;
+  std::uint32_t cp_me_cntl_before_ = 0;
 
   mutable std::mutex mutex_;
   std::atomic<std::thread::id> executing_thread_{};  // the thread running queues (and kernels)

@@ -16,6 +16,29 @@ void gpu::install_boot_behaviours() {
   // blocks come out of reset at once, so the register reads 0 whatever was written.
   regs.set_behaviour(core_->chip.gc_reg.grbm_soft_reset, {.on_read = [](std::uint32_t) { return 0u; }});
   // SCRATCH_REG6/7 need nothing: plain registers, 0 at power-on (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c).
+  install_cp_start();
+}
+
+// GC 12's CP runs no queue until PFP and ME pipe 0 took their ucode start addresses: a write of
+// CP_*_PRGRM_CNTR_START(_HI), then a pulse of the pipe's reset bit in CP_ME_CNTL (gfx_v12_0.c:
+// gfx_v12_0_config_gfx_rs64; tinygrad's AM_GFX._config_mec). A mode-1 reset forgets them.
+void gpu::install_cp_start() {
+  pfp_started_ = me_started_ = false;
+  cp_me_cntl_before_ = 0;
+  if (core_->chip.gen != gfx_gen::gfx12) return;
+  const gc_registers& r = core_->chip.gc_reg;
+  core_->regs.set_behaviour(r.cp_me_cntl, {.on_write = [this, r](std::uint32_t v) {
+                              const register_fields& f = core_->chip.field;
+                              const register_file& regs = core_->regs;
+                              auto released = [&](const reg_field& bit) {
+                                return bit.get(cp_me_cntl_before_) && !bit.get(v);
+                              };
+                              if (released(f.pfp_pipe0_reset))
+                                pfp_started_ = (regs.peek(r.cp_pfp_start) | regs.peek(r.cp_pfp_start_hi)) != 0;
+                              if (released(f.me_pipe0_reset))
+                                me_started_ = (regs.peek(r.cp_me_start) | regs.peek(r.cp_me_start_hi)) != 0;
+                              cp_me_cntl_before_ = v;
+                            }});
 }
 
 void gpu::write_discovery_table() {
@@ -36,10 +59,12 @@ void gpu::reset_locked() {
   if (sdma_) retired_.push_back(std::move(sdma_));
   core_->regs.clear();
   core_->gmmu.invalidate();
+  core_->icache.clear();
   mm_sem_held_ = gc_sem_held_ = false;
   install_register_behaviours();  // power-on values; the PSP and SMU forget their state
   write_discovery_table();
   ++mode1_resets_;
+  back_from_reset_ = std::chrono::steady_clock::now() + config_.mode1_reset_latency;
 }
 
 void gpu::mode1_reset() {

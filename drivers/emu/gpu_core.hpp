@@ -15,6 +15,7 @@
 #include "drivers/emu/mmu.hpp"
 #include "drivers/emu/personality.hpp"
 #include "drivers/emu/register_file.hpp"
+#include "drivers/emu/shader/interpreter.hpp"
 #include "drivers/emu/vram.hpp"
 
 namespace tg::emu {
@@ -24,6 +25,9 @@ struct gpu_stats {
   std::uint64_t pm4_packets = 0, sdma_packets = 0;
   std::uint64_t dispatches = 0, indirect_buffers = 0, release_mems = 0, acquire_mems = 0, event_writes = 0;
   std::uint64_t hdp_flushes = 0, tlb_invalidate_requests = 0;
+  std::uint64_t dropped_doorbells = 0;
+  std::uint64_t icache_invalidates = 0;  // ACQUIRE_MEMs with GCR_CNTL.GLI_INV
+  std::uint64_t writes_lost_in_reset = 0;  // register writes while a mode-1 reset kept the card off the bus  // stores no S2A route took to the queue's engine (doorbell_routes.hpp)
 };
 
 struct gpu_core {
@@ -57,9 +61,17 @@ struct gpu_core {
   // the same code object runs its host twin wherever it is loaded, and other bytes at a
   // registered address are not mistaken for it.
   std::unordered_map<std::uint64_t, registered_kernel> kernels_by_code;
+  // The SQC instruction cache, as far as host twins see it: the code hash fetched at each program
+  // address since the last ACQUIRE_MEM with GCR_CNTL.GLI_INV (gfx_v11_0_emit_mem_sync). Code
+  // rewritten at a cached address keeps running the old bytes until that invalidate, as on a card.
+  std::unordered_map<std::uint64_t, std::uint64_t> icache;
+  std::uint64_t icache_fetch(std::uint64_t program, std::uint64_t fresh_hash) {
+    return icache.try_emplace(program, fresh_hash).first->second;
+  }
   std::vector<fault_record> faults;
   std::vector<interrupt_record> interrupts;
   gpu_stats stats;
+  shader::dispatch_counters last_dispatch;  // of the last interpreted dispatch (drivers/emu/shader)
   std::chrono::steady_clock::time_point power_on;
 };
 

@@ -94,6 +94,10 @@ void gpu::activate_hqd() {
   if (std::uint64_t poll = reg64(r.hqd_pq_wptr_poll_addr, r.hqd_pq_wptr_poll_addr_hi) & ~7ull)
     ring.wptr_shadow = gpu_va{poll};
 
+  if (core_->chip.gen == gfx_gen::gfx12 && (!pfp_started_ || !me_started_))
+    return fail(str("GC 12's ", !pfp_started_ ? "PFP" : "ME", " pipe 0 never took a program counter (CP_",
+                    !pfp_started_ ? "PFP" : "ME", "_PRGRM_CNTR_START, then a CP_ME_CNTL pipe reset pulse: gfx_v12_0.c: "
+                    "gfx_v12_0_config_gfx_rs64), so the CP does not start"));
   if (!f.hqd_doorbell_en.get(doorbell)) return fail("CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_EN is 0 (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)");
   if (ring.doorbell_offset + 8 > core_->doorbells.size_bytes())
     return fail(str("the doorbell offset ", hex{ring.doorbell_offset}, " is outside the doorbell page"));
@@ -197,9 +201,9 @@ void gpu::install_register_behaviours() {
       });
   window(nb.rsmu_data, [this, nb] { return core_->regs.peek(nb.rsmu_index) / 4; }, no_vram);  // tinygrad/runtime/support/am/ip.py; gfx_v11_0.c
 
-  // GC status registers as after a finished boot (tinygrad's mock GPU (test/mockgpu/amd); the IP offset headers in drivers/gpu/drm/amd/include/asic_regppendix B step 6).
+  // GC status registers: CP idle (tinygrad's mock GPU, test/mockgpu/amd), the RLC bootload not done until the PSP autoloads.
   read_only(gc.cp_stat, 0);
-  read_only(gc.rlc_bootload_status, f.bootload_complete.set(0, 1));
+  read_only(gc.rlc_bootload_status, 0);  // the PSP's AUTOLOAD_RLC completes it (psp_model.hpp)
   regs.set_behaviour(gc.rlc_safe_mode, {.on_read = [cmd = f.rlc_safe_mode_cmd](std::uint32_t stored) {
                        return cmd.set(stored, 0);  // the RLC takes the command at once
                      }});

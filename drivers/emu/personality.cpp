@@ -34,9 +34,17 @@ struct ip_table {
 // BIF_BX_PF0_RSMU_INDEX 0x0 / RSMU_DATA 0x1 (segment 1), RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE 0xC3,
 // BIF_BX_PF0_GPU_HDP_FLUSH_REQ 0x106 / _DONE 0x107, BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL 0x12D
 // (segment 2). The results match the IP offset headers in drivers/gpu/drm/amd/include/asic_reg.
-constexpr nbio_registers nbio{0x0, 0x1, 0x6, 0x14 + 0x0, 0x14 + 0x1, 0xD20 + 0xC3, 0xD20 + 0x106, 0xD20 + 0x107,
-                              0xD20 + 0x12D};
+// The S2A doorbell entries differ: nbio_4_3_0_offset.h regS2A_DOORBELL_ENTRY_0_CTRL 0x7A80 in
+// segment 5 (base 0x4040000, beyond the BAR: reached through RSMU_INDEX / RSMU_DATA);
+// nbif_6_3_1_offset.h regGDC_S2A0_S2A_DOORBELL_ENTRY_0_CTRL 0x1CB in segment 2. Entries 1..3 follow.
+constexpr nbio_registers nbio_regs(bool nbif) {
+  const std::uint32_t s2a = nbif ? 0xD20 + 0x1CB : 0x4040000 + 0x7A80;
+  return {0x0, 0x1, 0x6, 0x14 + 0x0, 0x14 + 0x1, 0xD20 + 0xC3, 0xD20 + 0x106, 0xD20 + 0x107, 0xD20 + 0x12D,
+          {s2a, s2a + 1, s2a + 2, s2a + 3}};
+}
+constexpr nbio_registers nbio = nbio_regs(false);
 static_assert(nbio.config_memsize == 0xDE3 && nbio.hdp_flush_req == 0xE26 && nbio.remap_hdp_mem_flush_cntl == 0xE4D);
+static_assert(nbio_regs(true).s2a_entry[0] == 0xEEB && nbio_regs(false).s2a_entry[2] == 0x4047A82);
 
 // MP0 / MP1 C2PMSG_n: MP base 0x16000 (tinygrad's mock GPU (test/mockgpu/amd)) + 0x40 + n for MP0 (mp_13_0_0_offset.h
 // regMP0_SMN_C2PMSG_35 = 0x63, mp_14_0_2_offset.h regMPASP_SMN_C2PMSG_35 = 0x63) and + 0x240 + n for
@@ -118,6 +126,11 @@ personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_versi
   r.scratch_reg6 = gc.index("regSCRATCH_REG6");
   r.scratch_reg7 = gc.index("regSCRATCH_REG7");
   r.grbm_soft_reset = gc.index("regGRBM_SOFT_RESET");
+  r.cp_pfp_start = gc.index("regCP_PFP_PRGRM_CNTR_START");
+  r.cp_pfp_start_hi = gc.index("regCP_PFP_PRGRM_CNTR_START_HI");
+  r.cp_me_start = gc.index("regCP_ME_PRGRM_CNTR_START");
+  r.cp_me_start_hi = gc.index("regCP_ME_PRGRM_CNTR_START_HI");
+  r.cp_me_cntl = gc.index("regCP_ME_CNTL");
 
   sdma_registers& s = p.sdma_reg;
   s.rb_cntl = gc.index("regSDMA0_QUEUE0_RB_CNTL");
@@ -142,7 +155,7 @@ personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_versi
   m.fb_location_base = mm.index("regMMMC_VM_FB_LOCATION_BASE");
   m.fb_location_top = mm.index("regMMMC_VM_FB_LOCATION_TOP");
 
-  p.nbio_reg = nbio;
+  p.nbio_reg = nbio_regs(g12);
   p.mp_reg = mp_regs(g12);
   ih_registers& ih = p.ih_reg;
   ih.rb_cntl = oss.index("regIH_RB_CNTL");
@@ -181,6 +194,8 @@ personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_versi
   f.fault_vmid = gc.field(fault_status, "VMID");
   f.rlc_safe_mode_cmd = gc.field("regRLC_SAFE_MODE", "CMD");
   f.bootload_complete = gc.field("regRLC_RLCS_BOOTLOAD_STATUS", "BOOTLOAD_COMPLETE");
+  f.pfp_pipe0_reset = gc.field("regCP_ME_CNTL", "PFP_PIPE0_RESET");
+  f.me_pipe0_reset = gc.field("regCP_ME_CNTL", "ME_PIPE0_RESET");
   f.fb_base = gc.field("regGCMC_VM_FB_LOCATION_BASE", "FB_BASE");
   f.system_aperture_addr = gc.field("regGCMC_VM_SYSTEM_APERTURE_LOW_ADDR", "LOGICAL_ADDR");
   f.ih_rb_enable = oss.field("regIH_RB_CNTL", "RB_ENABLE");

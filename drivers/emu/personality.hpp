@@ -5,7 +5,7 @@
 // OSSSYS 6.0.0); gfx12 an RX 9060, the card of seed 000 and of the reference's mock (GC 12.0.0,
 // SDMA 7.0.0, MMHUB 4.1.0, NBIF 6.3.1, MP0/MP1 14.0.2, HDP 7.0.0, OSSSYS 7.0.0; tinygrad/runtime/support/am/amdev.py). Indices
 // are the generated tables' offsets (drivers/amd/regs, from the Linux headers) plus the navi10 IP
-// bases the reference mock also uses and the discovery table publishes (tinygrad's mock GPU (test/mockgpu/amd); the IP offset headers in drivers/gpu/drm/amd/include/asic_regppendix A;
+// bases the reference mock also uses and the discovery table publishes (tinygrad's mock GPU (test/mockgpu/amd); Linux drivers/gpu/drm/amd/include/asic_reg;
 // discovery_table.hpp); the NBIO and MP registers, which have no generated table yet, are written
 // out with their source.
 #pragma once
@@ -40,6 +40,7 @@ struct gc_registers {
   std::uint32_t fb_location_base, fb_location_top, system_aperture_low, system_aperture_high;
   std::uint32_t scratch_reg6, scratch_reg7;  // the warm-boot flags (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c)
   std::uint32_t grbm_soft_reset;
+  std::uint32_t cp_pfp_start, cp_pfp_start_hi, cp_me_start, cp_me_start_hi, cp_me_cntl;  // GC 12 gfx pipes
 };
 
 // SDMA0 queue 0 (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c).
@@ -53,10 +54,12 @@ struct mmhub_registers {
   std::uint32_t inv_req, inv_ack, inv_sem, fb_location_base, fb_location_top;
 };
 
-// NBIO 4.3.0 (gfx11) and NBIF 6.3.1 (gfx12) agree on all of these (the IP offset headers in drivers/gpu/drm/amd/include/asic_reg).
+// NBIO 4.3.0 (gfx11) and NBIF 6.3.1 (gfx12) agree on all of these (the IP offset headers in drivers/gpu/drm/amd/include/asic_reg)
+// but the S2A doorbell entries, which sit elsewhere on each (doorbell_routes.hpp).
 struct nbio_registers {
   std::uint32_t mm_index, mm_data, mm_index_hi, rsmu_index, rsmu_data, config_memsize, hdp_flush_req,
       hdp_flush_done, remap_hdp_mem_flush_cntl;
+  std::uint32_t s2a_entry[4];  // S2A_DOORBELL_ENTRY_0..3_CTRL (gfx12: GDC_S2A0_S2A_DOORBELL_ENTRY_n_CTRL)
 };
 
 // MP0 (PSP) and MP1 (SMU) mailboxes (tinygrad's mock GPU (test/mockgpu/amd); the IP offset headers in drivers/gpu/drm/amd/include/asic_reg). smu_alias_base: MP1 14.0.2 also answers at
@@ -80,6 +83,7 @@ struct register_fields {
   reg_field inv_per_vmid_req, inv_clear_fault, fault_cntl_clear;
   reg_field fault_more, fault_walker_error, fault_permission, fault_mapping_error, fault_cid, fault_rw, fault_vmid;
   reg_field rlc_safe_mode_cmd, bootload_complete;
+  reg_field pfp_pipe0_reset, me_pipe0_reset;
   reg_field fb_base, system_aperture_addr;
   reg_field ih_rb_enable, ih_rb_size, ih_wptr_overflow_enable, ih_wptr_overflow_clear, ih_rb_overflow, ih_offset;
 };

@@ -4,6 +4,7 @@
 
 #include "drivers/emu/gpu.hpp"
 
+#include <cstdlib>
 #include <string_view>
 
 #include "drivers/emu/wait_condition.hpp"
@@ -81,6 +82,12 @@ queue_engine::outcome pm4_engine::execute(packet& p) {
       // names the GL caches only, gfx_v11_0.c: gfx_v11_0_emit_mem_sync), so there is nothing to do.
       require_dwords(pm4::acquire_mem_dwords);
       ++core_.stats.acquire_mems;
+      // Recorded for the SQC model (issue 12 item 4): GCR_CNTL (dword 7) with GLI_INV, the
+      // instruction cache invalidate of gfx_v11_0_emit_mem_sync / gfx_v12_0_emit_mem_sync.
+      if (p[7] & pm4::PACKET3_ACQUIRE_MEM_GCR_CNTL_GLI_INV(1)) {
+        ++core_.stats.icache_invalidates;
+        core_.icache.clear();
+      }
       return {outcome::done, 4 * dwords};
     case pm4::PACKET3_RELEASE_MEM:
       require_dwords(pm4::release_mem_dwords);
@@ -179,32 +186,72 @@ queue_engine::outcome pm4_engine::dispatch_direct(packet& p) {
   // COMPUTE_PGM_LO/HI hold the program address >> 8 (gc_11_0_0_sh_mask.h: COMPUTE_PGM_LO__DATA).
   const gpu_va program{(std::uint64_t{f.pgm_hi_data.get(sh(r.compute_pgm_hi))} << 32 | sh(r.compute_pgm_lo)) << 8};
   core_.gmmu.translate(program, 4, access_kind::read, client_);  // the CP fetches the code: it must be mapped
-  auto it = core_.kernels.find(program.value);
-  if (it == core_.kernels.end()) {  // by the code bytes the CP would fetch
+  const registered_kernel* twin = nullptr;
+  if (auto by_va = core_.kernels.find(program.value); by_va != core_.kernels.end()) {
+    twin = &by_va->second;
+  } else {  // by the code bytes the CP would fetch
     std::array<std::byte, gpu::code_hash_bytes> code{};
     core_.gmmu.read(program, code, client_);
-    it = core_.kernels_by_code.find(gpu::hash_code(code));
-    if (it == core_.kernels_by_code.end())
-      throw queue_fault(fault_kind::unknown_kernel,
-                        str("DISPATCH_DIRECT of program ", program,
-                            ", for which no kernel is registered (by address or by its code bytes)"), program);
+    if (auto by_code = core_.kernels_by_code.find(core_.icache_fetch(program.value, gpu::hash_code(code)));
+        by_code != core_.kernels_by_code.end())
+      twin = &by_code->second;
   }
+  // A program with no host twin runs as machine code (drivers/emu/shader). Host twins stay, for now,
+  // for the AMD:EMU backend's tg kernels until tg's AMDGPU code generator lands (issue 11, scope 6).
+  if (twin == nullptr) return interpret(program, groups);
 
   std::array<std::uint32_t, 3> threads{};
   for (std::uint32_t i = 0; i < 3; ++i) threads[i] = f.num_thread_full.get(sh(r.compute_num_thread_x + i));
   std::array<std::uint32_t, 16> user_data{};
   for (std::uint32_t i = 0; i < 16; ++i) user_data[i] = sh(r.compute_user_data_0 + i);
   dispatch_context ctx(core_.gmmu, program, groups, threads, user_data,
-                       f.rsrc2_user_sgpr.get(sh(r.compute_pgm_rsrc2)), it->second.abi);
+                       f.rsrc2_user_sgpr.get(sh(r.compute_pgm_rsrc2)), twin->abi);
   ++core_.stats.dispatches;
   if (groups[0] == 0 || groups[1] == 0 || groups[2] == 0) return {outcome::done, 4 * pm4::dispatch_direct_dwords};
-  const kernel_fn fn = it->second.fn;
+  const kernel_fn fn = twin->fn;
   try {
     fn(ctx);
   } catch (const page_fault&) {
     throw;
   } catch (const std::exception& e) {
     throw queue_fault(fault_kind::kernel_error, str("the kernel at ", program, " threw: ", e.what()), program);
+  }
+  return {outcome::done, 4 * pm4::dispatch_direct_dwords};
+}
+
+queue_engine::outcome pm4_engine::interpret(gpu_va program, std::array<std::uint32_t, 3> groups) {
+  const gc_registers& r = core_.chip.gc_reg;
+  const register_fields& f = core_.chip.field;
+  // The SH registers the interpreter reads beyond those personality.hpp names, by their offset from
+  // COMPUTE_PGM_RSRC2 in the generated table (all in its segment, gc_11_0_0_offset.h / gc_12_0_0_offset.h).
+  const queue::reg_table& t = *core_.chip.gc_table;
+  const std::uint32_t rsrc2_offset = t.reg("regCOMPUTE_PGM_RSRC2").offset;
+  auto index = [&](std::string_view name) { return r.compute_pgm_rsrc2 + t.reg(name).offset - rsrc2_offset; };
+  shader::launch l;
+  l.gen = core_.chip.gen == gfx_gen::gfx12 ? shader::isa_gen::gfx12 : shader::isa_gen::gfx11;
+  l.target = core_.chip.target;
+  l.program = program;
+  l.workgroups = groups;
+  for (std::uint32_t i = 0; i < 3; ++i) l.workgroup_size[i] = f.num_thread_full.get(sh(r.compute_num_thread_x + i));
+  for (std::uint32_t i = 0; i < 16; ++i) l.user_data[i] = sh(r.compute_user_data_0 + i);
+  l.rsrc1 = sh(index("regCOMPUTE_PGM_RSRC1"));
+  l.rsrc2 = sh(r.compute_pgm_rsrc2);
+  l.rsrc3 = sh(index("regCOMPUTE_PGM_RSRC3"));
+  l.dispatch_initiator = core_.regs.peek(r.compute_dispatch_initiator);
+  l.tmpring_size = sh(index("regCOMPUTE_TMPRING_SIZE"));
+  // COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI: the scratch base >> 8 (gc_11_0_0_sh_mask.h).
+  l.scratch_base = gpu_va{(std::uint64_t{sh(index("regCOMPUTE_DISPATCH_SCRATCH_BASE_HI"))} << 32 |
+                           sh(index("regCOMPUTE_DISPATCH_SCRATCH_BASE_LO"))) << 8};
+  // TG_EMU_PERTURB_TRANSCENDENTALS=1: the interpreter's test mode (drivers/emu/shader/transcendental.hpp).
+  const char* perturb = std::getenv("TG_EMU_PERTURB_TRANSCENDENTALS");
+  l.perturb_transcendentals = perturb && *perturb && *perturb != '0';
+  ++core_.stats.dispatches;
+  core_.last_dispatch = {};
+  if (groups[0] == 0 || groups[1] == 0 || groups[2] == 0) return {outcome::done, 4 * pm4::dispatch_direct_dwords};
+  try {
+    shader::run_dispatch(core_.gmmu, l, core_.last_dispatch);
+  } catch (const shader::shader_fault& e) {
+    throw queue_fault(fault_kind::shader_error, e.what(), e.pc);
   }
   return {outcome::done, 4 * pm4::dispatch_direct_dwords};
 }

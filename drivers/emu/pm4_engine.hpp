@@ -31,6 +31,7 @@ class pm4_engine final : public queue_engine {
   outcome release_mem(packet& p);
   outcome indirect_buffer(packet& p);
   outcome dispatch_direct(packet& p);
+  outcome interpret(gpu_va program, std::array<std::uint32_t, 3> groups);  // drivers/emu/shader
   std::uint32_t sh(std::uint32_t index) const;
 
   std::unordered_map<std::uint32_t, std::uint32_t> sh_;

@@ -1,5 +1,5 @@
 // psp_model.hpp: the emulated PSP (MP0), as the driver meets it through the C2PMSG mailbox
-// registers during a full boot (tinygrad's mock GPU (test/mockgpu/amd); the IP offset headers in drivers/gpu/drm/amd/include/asic_regppendix B step 4).
+// registers during a full boot (tinygrad's mock GPU (test/mockgpu/amd); Linux amdgpu_psp.c, psp_v13_0.c).
 //
 // - Bootloader: C2PMSG_35 reads bit 31 (ready). A write of a PSP_BL__LOAD_* id to 35 loads a
 //   component (C2PMSG_36 holds the msg1 buffer address >> 20, recorded, not read); after
@@ -12,6 +12,10 @@
 //   command buffer and a fence; the model logs the command (cmd_id at +8; fw_type at +40 for
 //   LOAD_IP_FW), writes status 0 at +864 (LOAD_TOC also a TMR size at +880) and then the fence
 //   value (32 bits) at the fence address. C2PMSG_67 reads back the write pointer.
+// AUTOLOAD_RLC sets RLC_RLCS_BOOTLOAD_STATUS.BOOTLOAD_COMPLETE (0 at power-on) only when every
+// part rlc_autoload.hpp lists was loaded, the RLC parts in AMDGPU_UCODE_ID order.
+// SETUP_TMR on MP0 13.0.x must carry virt_phy_addr and system_phy_addr = the TMR's VRAM address
+// (amdgpu_psp.c: psp_prep_tmr_cmd_buf); without them it fails with TEE_ERROR_BAD_PARAMETERS.
 // MC addresses become VRAM offsets through the FB base (gpu_core::mc_to_vram); a frame naming
 // anything outside VRAM is logged as a problem and never fenced.
 //
@@ -67,10 +71,13 @@ class psp_model {
   void on_wptr(std::uint32_t wptr);
   void run_frame(std::uint32_t wptr_dwords);
   psp_command execute(std::uint64_t cmd_mc, std::uint32_t fence_value, std::uint64_t fence_mc);
+  std::string check_setup_tmr(gpu_pa cmd) const;  // empty when MP0 takes it
+  void autoload(psp_command& c);                  // AUTOLOAD_RLC
 
   gpu_core& core_;
   psp_status status_;
   std::vector<psp_command> log_;
+  std::vector<std::uint32_t> loaded_;  // LOAD_IP_FW fw types since power-on, in order
 };
 
 }  // namespace tg::emu

@@ -1,6 +1,8 @@
 // queue_engine.cpp: ring and IB reading, doorbells, write-back and halting (see queue_engine.hpp).
 #include "drivers/emu/queue_engine.hpp"
 
+#include "drivers/emu/doorbell_routes.hpp"
+
 #include <algorithm>
 
 namespace tg::emu {
@@ -98,6 +100,10 @@ bool queue_engine::poll_doorbell() {
   if (value == doorbell_value_ && sequence == doorbell_sequence_) return false;
   doorbell_value_ = value;
   doorbell_sequence_ = sequence;
+  if (!doorbell_reaches(core_, engine_, ring_.doorbell_offset)) {  // no S2A route: the store never arrives
+    ++core_.stats.dropped_doorbells;
+    return false;
+  }
   if (halted_) return true;
 
   if (value > (std::uint64_t{1} << 62) / unit_) {  // far beyond any real put value; would overflow

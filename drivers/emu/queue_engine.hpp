@@ -6,7 +6,8 @@
 // modulo the ring size, PM4 counts dwords and SDMA bytes (the engine is told its unit). A
 // doorbell is a 64-bit store of the new write pointer; a doorbell that moves the pointer back,
 // or publishes more than the ring holds, is a protocol fault (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c: a ring overrun
-// overwrote packets that never ran). After each run the engine writes its read pointer, 64 bits
+// overwrote packets that never ran). A doorbell no S2A entry routes to the engine is dropped
+// (doorbell_routes.hpp). After each run the engine writes its read pointer, 64 bits
 // in its unit, to the write-back address the driver programmed.
 //
 // A packet that is not wholly published yet waits for the next doorbell; one that is blocked on

@@ -7,6 +7,8 @@
 
 #include <tg/core/error.hpp>
 
+#include "drivers/amd/ip/nbio_doorbell.hpp"
+
 namespace tg::amd {
 
 namespace {
@@ -38,12 +40,43 @@ void gfx_v11::pulse_pipe_reset_and_enable() {
   std::this_thread::sleep_for(mec_settle);
 }
 
+// GC 12 only: PFP and ME pipe 0 pointed at their ucode start addresses (dwords), each taking it on
+// a pipe reset pulse of CP_ME_CNTL. A compute-only driver never feeds the gfx ring, yet both
+// references start these pipes on GC 12: Linux on every PSP-loaded boot (gfx_v12_0.c:
+// gfx_v12_0_config_gfx_rs64, called from gfx_v12_0_hw_init), tinygrad in AM_GFX._config_mec, and
+// nothing else points them at their entry; a CP without them is not known to take queues. On
+// GC 11 tinygrad leaves them to the autoload, and so does tg.
+void gfx_v11::start_gfx_pipes(const firmware_set& fw) {
+  ip_registers& gc = *c_.gc;
+  select_queue(false);  // ME 0 (gfx), pipe 0
+  gc.write64("regCP_PFP_PRGRM_CNTR_START", "regCP_PFP_PRGRM_CNTR_START_HI", fw.pfp_start >> 2);
+  gc.update("regCP_ME_CNTL", {{"PFP_PIPE0_RESET", 1}});
+  gc.update("regCP_ME_CNTL", {{"PFP_PIPE0_RESET", 0}});
+  gc.write64("regCP_ME_PRGRM_CNTR_START", "regCP_ME_PRGRM_CNTR_START_HI", fw.me_start >> 2);
+  gc.update("regCP_ME_CNTL", {{"ME_PIPE0_RESET", 1}});
+  gc.update("regCP_ME_CNTL", {{"ME_PIPE0_RESET", 0}});
+}
+
+// The GFX writes tinygrad's AM_GFX.init_hw makes on a full boot, each with its Linux counterpart:
+// TCP_CNTL |= 0x20000000 (gfx_v11_0.c golden_settings_gc_11_0; tinygrad ORs it in on GC 12 too),
+// RLC_CNTL = 1 (RLC_ENABLE_F32, as gfx_v11_0_rlc_start leaves it), RLC_SRM_CNTL SRM_ENABLE
+// (gfx_v11_0_rlc_enable_srm; tinygrad also sets AUTO_INCR_ADDR) and RLC_SPM_MC_CNTL = 0xF.
+void gfx_v11::init_gfx_registers() {
+  ip_registers& gc = *c_.gc;
+  gc.write("regTCP_CNTL", gc.read("regTCP_CNTL") | 0x20000000u);
+  gc.write("regRLC_CNTL", 1);
+  gc.update("regRLC_SRM_CNTL", {{"SRM_ENABLE", 1}, {"AUTO_INCR_ADDR", 1}});
+  gc.write("regRLC_SPM_MC_CNTL", 0xF);
+}
+
 void gfx_v11::config_mec(const firmware_set& fw) {
   ip_registers& gc = *c_.gc;
+  if (c_.disc.is_gfx12()) start_gfx_pipes(fw);
   // Pipe 0's program counter (dwords) through the GRBM selection of MEC1 pipe 0.
   select_queue(true);
   gc.write64("regCP_MEC_RS64_PRGRM_CNTR_START", "regCP_MEC_RS64_PRGRM_CNTR_START_HI", fw.mec_start >> 2);
   select_queue(false);
+  init_gfx_registers();
   gc.update("regGRBM_CNTL", {{"READ_TIMEOUT", 0xFF}});
   // VMID 0's apertures: 64-bit addressing, unaligned access, the kernel's instruction prefetch.
   const queue::reg_table& t = gc.table();
@@ -52,6 +85,7 @@ void gfx_v11::config_mec(const firmware_set& fw) {
   gc.write("regSH_MEM_BASES", 0x6000 | 0x6000 << 16);  // Linux gfx_v11_0.c DEFAULT_SH_MEM_BASES, both apertures
   gc.write("regCP_MEC_DOORBELL_RANGE_LOWER", 0);
   gc.write("regCP_MEC_DOORBELL_RANGE_UPPER", mec_doorbell_range_upper);
+  nbio_gc_doorbell_init(c_);  // the CP's doorbell ports (gfx_v11_0_hw_init / gfx_v12_0_hw_init)
   pulse_pipe_reset_and_enable();
 }
 
@@ -62,6 +96,7 @@ void gfx_v11::reset_mec() {
     std::this_thread::sleep_for(mec_settle);
     c_.gc->write("regGRBM_SOFT_RESET", 0);
   }
+  nbio_gc_doorbell_init(c_);  // again: a card another driver left may lack them
   pulse_pipe_reset_and_enable();
 }
 

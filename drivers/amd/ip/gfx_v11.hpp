@@ -35,7 +35,7 @@ class gfx_v11 {
 
   // CP idle and RLC_RLCS_BOOTLOAD_STATUS.BOOTLOAD_COMPLETE after the PSP's AUTOLOAD_RLC.
   void wait_rlc_autoload();
-  // Full boot: MEC program counters from the firmware, pipe reset, CP/RLC/SH_MEM set-up, MEC
+  // Full boot: (GC 12) PFP and ME program counters, MEC program counters from the firmware, pipe reset, CP/RLC/SH_MEM set-up, MEC
   // doorbell range, MEC enabled (tinygrad/runtime/support/am/amdev.py: AMDev).
   void config_mec(const firmware_set& fw);
   // Warm boot and recovery: dequeue, CP soft reset (gfx11), pipe reset, enable (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c). The
@@ -51,6 +51,8 @@ class gfx_v11 {
  private:
   void select_queue(bool select);  // GRBM_GFX_CNTL: MEC1 pipe 0 queue 0, or back to 0
   void pulse_pipe_reset_and_enable();
+  void start_gfx_pipes(const firmware_set& fw);  // GC 12: PFP / ME program counters
+  void init_gfx_registers();                     // TCP_CNTL, RLC_CNTL, RLC_SRM_CNTL, RLC_SPM_MC_CNTL
 
   am_context& c_;
   memory::gpu_pa mqd_;

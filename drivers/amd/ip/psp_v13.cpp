@@ -129,8 +129,13 @@ std::uint32_t psp_v13::load_toc(std::span<const std::byte> toc) {
   return submit(cmd_load_toc, args, "LOAD_TOC");
 }
 
-void psp_v13::setup_tmr(std::uint64_t tmr_mc, std::uint64_t bytes) {
-  const std::uint32_t args[] = {std::uint32_t(tmr_mc), std::uint32_t(tmr_mc >> 32), std::uint32_t(bytes), 0, 0, 0};
+// psp_gfx_cmd_setup_tmr as amdgpu_psp.c: psp_prep_tmr_cmd_buf fills it: the MC address, the size,
+// tmr_flags.virt_phy_addr (bit 1) and the TMR's VRAM physical address (amdgpu_gmc_vram_pa), which
+// MP0 13.0.x needs (tinygrad's AM_PSP._tmr_load_cmd sends the same).
+void psp_v13::setup_tmr(std::uint64_t tmr_mc, std::uint64_t bytes, std::uint64_t tmr_pa) {
+  constexpr std::uint32_t virt_phy_addr = 1u << 1;
+  const std::uint32_t args[] = {std::uint32_t(tmr_mc), std::uint32_t(tmr_mc >> 32), std::uint32_t(bytes),
+                                virt_phy_addr,        std::uint32_t(tmr_pa), std::uint32_t(tmr_pa >> 32)};
   submit(cmd_setup_tmr, args, "SETUP_TMR");
 }
 
@@ -158,7 +163,7 @@ void psp_v13::hw_init(const firmware_set& fw) {
   load_ip_fw(fw.ip.front());  // the SMU image comes first (am_firmware.hpp)
   if (!boot_time_tmr(c_.disc.version_of(hw_id::mp0))) {
     const memory::gpu_pa tmr = c_.boot.allocate((tmr_bytes + 0xFFFFF) / 0x100000 * 0x100000, 1 << 20);
-    setup_tmr(c_.mc(tmr), tmr_bytes);
+    setup_tmr(c_.mc(tmr), tmr_bytes, tmr.value);  // a single GPU: no xGMI offset on the physical address
   }
   for (std::size_t i = 1; i < fw.ip.size(); ++i) {
     c_.progress(str("psp: load ", fw.ip[i].what));

@@ -36,7 +36,7 @@ class psp_v13 {
 
   // Ring commands (GFX_CMD_ID_*). Return the response's tmr_size word (LOAD_TOC) or 0.
   std::uint32_t load_toc(std::span<const std::byte> toc);
-  void setup_tmr(std::uint64_t tmr_mc, std::uint64_t bytes);
+  void setup_tmr(std::uint64_t tmr_mc, std::uint64_t bytes, std::uint64_t tmr_pa);
   void load_ip_fw(const ip_firmware& f);
   void autoload_rlc();
 

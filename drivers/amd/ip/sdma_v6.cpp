@@ -5,6 +5,8 @@
 
 #include <tg/core/error.hpp>
 
+#include "drivers/amd/ip/nbio_doorbell.hpp"
+
 namespace tg::amd {
 
 void sdma_v6::hw_init() {
@@ -47,6 +49,8 @@ void sdma_v6::start_queue(const sdma_queue_setup& q) {
                                               {"RB_PRIV", 1},
                                               {"RB_ENABLE", 1}});
   gc.update("regSDMA0_QUEUE0_IB_CNTL", {{"IB_ENABLE", 1}});
+  // The doorbell's route through NBIO (sdma_v6_0.c / sdma_v7_0.c: *_gfx_resume calls sdma_doorbell_range).
+  nbio_sdma_doorbell_range(c_, q.doorbell_offset);
 }
 
 void sdma_v6::stop_queue() {

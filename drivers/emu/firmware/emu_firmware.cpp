@@ -119,15 +119,41 @@ std::vector<std::byte> rs64(std::mt19937_64& rng, std::uint32_t start_lo) {
   return b.bytes;
 }
 
-// imu v1.0: iram size 32, offset 36, dram size 40, offset 44.
+// imu v1.0: iram size 32, offset 36, dram size 40, offset 44. The kernel finds IRAM at the ucode
+// array and DRAM right behind it (amdgpu_ucode.c: amdgpu_ucode_init_single_fw, IMU_I / IMU_D); the
+// offset fields are written relative to the ucode array (0 and the IRAM size), so a reader that
+// takes them as file offsets gets the header instead.
 std::vector<std::byte> imu(std::mt19937_64& rng) {
+  constexpr std::uint32_t iram_bytes = 2048, dram_bytes = 1024;
   file_builder b = make(48, rng);
-  const std::uint32_t iram = b.append(2048), dram = b.append(1024);
-  b.common(1, 0, 2048, iram);
-  b.put32(32, 2048);
-  b.put32(36, iram);
-  b.put32(40, 1024);
-  b.put32(44, dram);
+  const std::uint32_t iram = b.append(iram_bytes + dram_bytes);  // one ucode array: IRAM then DRAM
+  b.common(1, 0, iram_bytes + dram_bytes, iram);
+  b.put32(32, iram_bytes);
+  b.put32(36, 0);
+  b.put32(40, dram_bytes);
+  b.put32(44, iram_bytes);
+  return b.bytes;
+}
+
+// rlc v2.2 / v2.3 (amdgpu_ucode.h rlc_firmware_header_v2_0 .. _v2_3: 172 / 188 bytes): RLC_G in the
+// ucode array, then the restore lists (v2.1 cntl 116/120, gpm 132/136, srm 148/152), IRAM and DRAM
+// (v2.2: 156/160, 164/168) and, for v2.3, RLC_P and RLC_V (172/176, 180/184); sizes then offsets
+// from the start of the file, as amdgpu_rlc.c: amdgpu_gfx_rlc_init_microcode_v2_1.._v2_3 read them.
+std::vector<std::byte> rlc(std::mt19937_64& rng, std::uint16_t minor) {
+  file_builder b = make(minor >= 3 ? 188 : 172, rng);
+  const std::uint32_t g = b.append(4096);
+  struct part {
+    std::size_t size_at, offset_at;
+    std::uint32_t bytes;
+  };
+  std::vector<part> parts = {{116, 120, 512}, {132, 136, 768}, {148, 152, 1024}, {156, 160, 2048}, {164, 168, 1536}};
+  if (minor >= 3) parts.insert(parts.end(), {{172, 176, 1280}, {180, 184, 1792}});
+  for (const part& p : parts) {
+    b.put32(p.size_at, p.bytes);
+    b.put32(p.offset_at, b.append(p.bytes));
+  }
+  b.put32(104, 0x20);  // reg_list_format_direct_reg_list_length (v2.1), any value
+  b.common(2, minor, 4096, g);
   return b.bytes;
 }
 
@@ -153,7 +179,8 @@ std::vector<std::filesystem::path> write_firmware_images(const std::filesystem::
       {gc + "_me.bin", rs64(rng, 0x3400)},
       {gc + "_mec.bin", rs64(rng, 0x3800)},
       {gc + "_imu.bin", imu(rng)},
-      {gc + "_rlc.bin", plain_ucode(rng, 2, 108)},  // rlc_firmware_header_v2_0 is 108 bytes
+      // gfx11 ships v2.2 here and gfx12 v2.3, so the driver meets both layouts.
+      {gc + "_rlc.bin", rlc(rng, v.gc.rfind("12_", 0) == 0 ? 3 : 2)},
   };
   std::vector<std::filesystem::path> written;
   for (const auto& [name, bytes] : files) {

@@ -50,6 +50,7 @@ emulated_machine::emulated_machine(const emulated_machine_config& config) : conf
   if (config.write_firmware) write_firmware_images(firmware_dir_, config.gen, /*seed=*/0x7467);
 
   gpu_config gc{.gen = config.gen, .vram_bytes = config.vram_bytes};
+  gc.mode1_reset_latency = config.mode1_reset_latency;
   pci_host_ = std::make_shared<emu_pci_host>();
   gpu* g = nullptr;
   if (config.bus == emulated_bus::pci) {

@@ -13,6 +13,7 @@
 // The GPU's worker thread runs from construction, as a powered card does. Not thread-safe; the
 // machine must outlive every transport opened on it.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -34,6 +35,9 @@ struct emulated_machine_config {
   usb::bridge_config bridge{};          // the bridge's identity and limits (bus == usb)
   std::filesystem::path firmware_dir;   // empty: images are written to the machine's temporary folder
   bool write_firmware = true;           // false: leave the folder empty (missing-firmware tests)
+  // The GPU's gpu_config::mode1_reset_latency: off the bus this long after a mode-1 reset (longer
+  // than the SMU message's 500 ms settle, so a driver must poll for the card to come back).
+  std::chrono::milliseconds mode1_reset_latency{700};
 };
 
 // "gfx11" / "gfx12" / "gfx1100" / "gfx1200" and "pci" / "usb", for command lines (usage_error otherwise).

@@ -3,6 +3,7 @@
 // Everything lives in bytes_ as software last wrote it, after a per-dword write mask; the BAR
 // dwords and the ReBAR control are stored raw and shaped on read (size mask, type bits), so that
 // a later ReBAR change re-shapes a BAR address that was written earlier, as hardware does.
+#include <algorithm>
 #include "drivers/emu/pci/pci_config_space.hpp"
 
 #include <bit>
@@ -77,6 +78,11 @@ pci_config_space::pci_config_space(const pci_function_config& config) : config_(
   put32(rebar_reg, rebar_header);
   put32(rebar_cap_reg, supported);
   put32(rebar_ctrl_reg, rebar_ctrl_fixed | std::uint32_t(size_log2_mib(initial)) << rebar_size_shift);
+  std::copy_n(bytes_.begin(), power_on_header_.size(), power_on_header_.begin());
+}
+
+void pci_config_space::reset_header() {
+  std::copy(power_on_header_.begin(), power_on_header_.end(), bytes_.begin());
 }
 
 namespace {

@@ -56,6 +56,9 @@ class pci_config_space {
   std::optional<bar_hit> decode(std::uint64_t bus_address) const;
 
   const pci_function_config& config() const { return config_; }
+  // The type-0 header (bytes 0x00..0x3F: COMMAND, BARs, ...) back to its power-on values, as a
+  // mode-1 reset leaves it; the extended capabilities (ReBAR) keep their state here.
+  void reset_header();
 
  private:
   std::uint32_t raw32(std::uint32_t dword_offset) const;     // as stored
@@ -64,6 +67,7 @@ class pci_config_space {
 
   pci_function_config config_;
   std::array<std::uint8_t, 4096> bytes_{};
+  std::array<std::uint8_t, 64> power_on_header_{};
 };
 
 }  // namespace tg::emu

@@ -88,6 +88,7 @@ struct bridge_stats {
   std::uint64_t sram_write_bytes = 0, sram_read_bytes = 0;      // through 0xF2
   std::uint64_t xdata_read_bytes = 0, xdata_write_bytes = 0;    // through 0xE4 / 0xE5
   std::uint64_t gpu_read_bytes = 0, gpu_write_bytes = 0;        // the GPU's system_bus accesses
+  std::uint64_t gpu_sram_write_bytes = 0;  // of gpu_write_bytes, into the SRAM data area the host streams to
   // Largest single transfers.
   std::uint64_t largest_bulk_out = 0, largest_bulk_in = 0;
   std::uint64_t largest_stream_write = 0, largest_stream_read = 0;  // 0xF0 arms, in bytes

@@ -174,6 +174,7 @@ bridge_stats bridge_firmware::stats() const {
   s.modelled_time = clock_.modelled();
   s.gpu_read_bytes = windows_.gpu_read_bytes();
   s.gpu_write_bytes = windows_.gpu_write_bytes();
+  s.gpu_sram_write_bytes = windows_.gpu_sram_write_bytes();
   s.releases = windows_.releases();
   return s;
 }

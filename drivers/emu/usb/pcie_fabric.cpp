@@ -41,7 +41,15 @@ void write_lanes(Space& space, std::uint16_t reg, std::uint8_t byte_enable, std:
 }  // namespace
 
 pcie_fabric::pcie_fabric(gpu& g, const pci_function_config& function, bool route_config_by_bus_numbers)
-    : gpu_(g), gpu_config_(function), route_by_bus_numbers_(route_config_by_bus_numbers) {}
+    : gpu_(g), gpu_config_(function), resets_seen_(g.mode1_resets()),
+      route_by_bus_numbers_(route_config_by_bus_numbers) {}
+
+void pcie_fabric::follow_resets() const {
+  if (const std::uint64_t n = gpu_.mode1_resets(); n != resets_seen_) {
+    resets_seen_ = n;
+    gpu_config_.reset_header();
+  }
+}
 
 // Type 0 reaches bus 0 (the first port) only; Type 1 to bus b passes ports 0..b-1, each of which
 // must forward b and have the next bus as its secondary (the ports are chained one per bus).
@@ -61,6 +69,7 @@ tlp_completion pcie_fabric::config_read(const config_target& t) {
     case route::bridge: return {.data = ports_[port].read(t.reg, 4)};
     case route::gpu:
       if (!link_up_) return {.delivered = false};
+      follow_resets();
       return {.data = gpu_config_.read(t.reg, 4)};
     case route::none: break;
   }
@@ -73,6 +82,7 @@ tlp_completion pcie_fabric::config_write(const config_target& t, std::uint8_t by
     case route::bridge: write_lanes(ports_[port], t.reg, byte_enable, value); return {};
     case route::gpu:
       if (!link_up_) return {.delivered = false};
+      follow_resets();
       write_lanes(gpu_config_, t.reg, byte_enable, value);
       return {};
     case route::none: break;
@@ -82,6 +92,7 @@ tlp_completion pcie_fabric::config_write(const config_target& t, std::uint8_t by
 
 std::optional<bar_hit> pcie_fabric::decode(std::uint64_t address) const {
   if (!link_up_) return std::nullopt;
+  follow_resets();
   return gpu_config_.decode(address);
 }
 

@@ -73,8 +73,13 @@ class pcie_fabric {
   void write_bar(const bar_hit& hit, std::span<const std::byte> bytes);
   void read_bar(const bar_hit& hit, std::span<std::byte> out);
 
+  // A mode-1 reset of the GPU clears its config header (BARs unassigned, memory decoding off) until
+  // the driver restores it (Linux amdgpu_device_load_pci_state); seen here at the next access.
+  void follow_resets() const;
+
   gpu& gpu_;
-  pci_config_space gpu_config_;
+  mutable pci_config_space gpu_config_;
+  mutable std::uint64_t resets_seen_ = 0;
   std::array<bridge_port, 4> ports_;
   bool route_by_bus_numbers_;
   bool link_up_ = false;

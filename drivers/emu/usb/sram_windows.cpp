@@ -59,6 +59,7 @@ void sram_windows::write(std::uint64_t bus_address, std::span<const std::byte> i
                              " is outside the bridge's windows (SRAM 0x200000, sys_buf 0x820000, cq_buf 0x822000)"));
     if (!in.empty()) std::memcpy(mem->data() + offset, in.data(), in.size());
     gpu_write_bytes_ += in.size();
+    if (mem == &sram_) gpu_sram_write_bytes_ += in.size();
     // Any write touching the byte at cq_buf + 12 releases: SDMA's WRITE of a dword there does.
     const bool releases = bus_address <= release_bus_address && release_bus_address - bus_address < in.size();
     if (!releases) return;
@@ -131,6 +132,11 @@ void sram_windows::cancel() {
 std::uint64_t sram_windows::gpu_read_bytes() const {
   std::lock_guard lock(mutex_);
   return gpu_read_bytes_;
+}
+
+std::uint64_t sram_windows::gpu_sram_write_bytes() const {
+  std::lock_guard lock(mutex_);
+  return gpu_sram_write_bytes_;
 }
 
 std::uint64_t sram_windows::gpu_write_bytes() const {

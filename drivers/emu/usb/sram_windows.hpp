@@ -72,6 +72,7 @@ class sram_windows final : public emu::system_bus {
 
   std::uint64_t gpu_read_bytes() const;
   std::uint64_t gpu_write_bytes() const;
+  std::uint64_t gpu_sram_write_bytes() const;  // of those, into the SRAM data area (0x200000)
 
  private:
   std::array<std::pair<const window*, std::vector<std::byte>*>, 3> regions();
@@ -83,7 +84,7 @@ class sram_windows final : public emu::system_bus {
   std::condition_variable released_;
   std::vector<std::byte> sram_, sys_buf_, cq_buf_;  // guarded by mutex_
   std::uint64_t releases_ = 0, cancels_ = 0;
-  std::uint64_t gpu_read_bytes_ = 0, gpu_write_bytes_ = 0;
+  std::uint64_t gpu_read_bytes_ = 0, gpu_write_bytes_ = 0, gpu_sram_write_bytes_ = 0;
 };
 
 }  // namespace tg::emu::usb

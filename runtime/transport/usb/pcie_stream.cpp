@@ -46,6 +46,10 @@ std::chrono::milliseconds bulk_timeout(const stream_limits& limits, std::uint64_
   return limits.base_timeout + std::chrono::milliseconds(ms);
 }
 
+std::chrono::milliseconds read_bulk_timeout(const stream_limits& limits, std::uint64_t bytes) {
+  return std::max(bulk_timeout(limits, bytes), limits.read_timeout);
+}
+
 void stream_write(usb_device& dev, std::uint64_t address, std::span<const std::byte> in, const stream_limits& limits) {
   check_alignment(dev, "write", address, in.size());
   for (std::size_t done = 0; done < in.size();) {
@@ -66,7 +70,7 @@ void stream_read(usb_device& dev, std::uint64_t address, std::span<std::byte> ou
     std::size_t n = std::size_t(std::min<std::uint64_t>(limits.max_chunk_bytes, out.size() - done));
     try {
       start_stream(dev, tlp_fmt::memory_read64, tlp_mode::stream_read, address + done, n);
-      dev.bulk_in(out.subspan(done, n), bulk_timeout(limits, n));
+      dev.bulk_in(out.subspan(done, n), read_bulk_timeout(limits, n));
     } catch (const device_error& e) {
       throw device_error(str(e.what(), "; while reading PCIe memory at ", upper_hex(address + done)));
     }

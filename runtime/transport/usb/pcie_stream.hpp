@@ -25,13 +25,19 @@ struct stream_limits {
   std::uint64_t max_chunk_bytes = 64 * 1024;         // a multiple of 4, at least 8
   std::chrono::milliseconds base_timeout{1000};      // per chunk, plus the time at the floor speed
   std::uint64_t floor_bytes_per_second = 1'000'000;  // well below the measured 3.6 MB/s
+  // The least a read's bulk IN waits: it carries the GPU's completion, which a card in a mode-1
+  // reset or powering up may hold back for seconds (Linux amdgpu_device_mode1_reset polls up to
+  // its usec_timeout for registers to answer). A register read that gave up at 1 s failed a boot.
+  std::chrono::milliseconds read_timeout{30000};
 };
 
 // usage_error naming the bad field.
 void check_stream_limits(const stream_limits& limits);
 
-// The bulk timeout of one transfer of `bytes`: base + bytes at the floor speed.
+// The bulk timeout of one transfer of `bytes`: base + bytes at the floor speed; a read's, at least
+// read_timeout.
 std::chrono::milliseconds bulk_timeout(const stream_limits& limits, std::uint64_t bytes);
+std::chrono::milliseconds read_bulk_timeout(const stream_limits& limits, std::uint64_t bytes);
 
 void stream_write(usb_device& dev, std::uint64_t address, std::span<const std::byte> in, const stream_limits& limits);
 void stream_read(usb_device& dev, std::uint64_t address, std::span<std::byte> out, const stream_limits& limits);

@@ -79,6 +79,9 @@ TEST_CASE("a code object runs on AMD:EMU as its host twin, ordered between the c
     dout.copy_out(sum.data(), 4 * count);  // waits for both kernels
     for (std::uint32_t i = 0; i < count; ++i) REQUIRE(sum[i] == (a[i] + b[i]) + b[i]);
     CHECK(emu.emulated_gpu().stats().dispatches == 2);
+    // Each job opens with the full acquire of gfx_v11_0_emit_mem_sync / gfx_v12_0_emit_mem_sync:
+    // the instruction cache invalidated before code copied in at a reused address can run.
+    CHECK(emu.emulated_gpu().stats().icache_invalidates == 2);
     CHECK(emu.emulated_gpu().faults().empty());
     // A launch with the wrong number of buffers is refused before anything is queued.
     CHECK_THROWS_WITH_AS(add->launch(std::span(buffers, 2), {}), doctest::Contains("takes 3 arguments"),

@@ -229,9 +229,9 @@ TEST_CASE("copy-in behind the USB bridge streams 256 KiB windows and is bit-exac
   CHECK(s.largest_stream_write <= t->limits().max_write_chunk);
   CHECK(s.timeouts == 0);
   CHECK(s.errors == 0);
-  // Each chunk: its payload in whole sectors plus at most one 16 KiB sentinel slot (9 chunks);
-  // each copy: two sentinel slots, since the copy-out before it dirtied the windows (5 copies).
-  CHECK(s.sram_write_bytes - before.sram_write_bytes <= sent + 9 * 512 + 9 * (16 << 10) + 5 * 2 * (16 << 10));
+  // Each chunk: one image of its payload and sentinel in whole sectors (9 chunks); each copy: two
+  // sentinel slots zeroed, since the copy-out before it dirtied the windows (5 copies).
+  CHECK(s.sram_write_bytes - before.sram_write_bytes <= sent + 9 * 1024 + 5 * 2 * (16 << 10));
   dev.release(a);
 }
 

@@ -84,6 +84,33 @@ class emu_rig {
         data(gpu_pa{tables_bytes}, vram_bytes - tables_bytes), vas(va_base, va_size), flush(g),
         pt(gen, va_base, va_size, tables, g.vram(), flush) {
     program_vm();
+    program_doorbell_routes();
+    start_gfx_pipes();
+  }
+
+  // GC 12: PFP and ME pipe 0 at a program counter, each with a reset pulse, as gfx_v12_0.c:
+  // gfx_v12_0_config_gfx_rs64 does; the CP takes no queue before.
+  void start_gfx_pipes() {
+    if (g.gen() != gfx_gen::gfx12) return;
+    const gc_registers& r = g.chip().gc_reg;
+    const register_fields& f = g.chip().field;
+    g.write_register(r.cp_pfp_start, 0x3000 >> 2);
+    g.write_register(r.cp_me_cntl, f.pfp_pipe0_reset.set(0, 1));
+    g.write_register(r.cp_me_cntl, 0);
+    g.write_register(r.cp_me_start, 0x3400 >> 2);
+    g.write_register(r.cp_me_cntl, f.me_pipe0_reset.set(0, 1));
+    g.write_register(r.cp_me_cntl, 0);
+  }
+
+  // The S2A doorbell routes as Linux programs them (nbio_v4_3.c / nbif_v6_3_1.c: *_gc_doorbell_init
+  // for the CP, *_sdma_doorbell_range for SDMA0: AWID 0xE, doorbell dwords 0x200 .. 0x213, AWADDR 3).
+  static constexpr std::uint32_t gc_route0 = 0x30000007, gc_route3 = 0x3000000D,
+                                 sdma_route = 1 | 0xE << 1 | 0x200 << 7 | 20 << 17 | 3u << 28;
+  void program_doorbell_routes() {
+    const nbio_registers& nb = g.chip().nbio_reg;
+    g.write_register(nb.s2a_entry[0], gc_route0);
+    g.write_register(nb.s2a_entry[3], gc_route3);
+    g.write_register(nb.s2a_entry[2], sdma_route);
   }
 
   // VM_CONTEXT0 as the driver programs it (tinygrad's AM_GMC.enable_vm_addressing).

@@ -63,11 +63,12 @@ TEST_CASE_TEMPLATE("RCC_CONFIG_MEMSIZE and FB_LOCATION describe the VRAM and ign
   CHECK(g.read_register(c.mm_reg.fb_location_top) == ((256 * MiB - 1) >> 24));
 }
 
-TEST_CASE_TEMPLATE("status registers read as after a finished boot", G, gfx11, gfx12) {
+TEST_CASE_TEMPLATE("status registers at power-on: CP idle, the RLC bootload not done before the PSP autoloads", G,
+                   gfx11, gfx12) {
   gpu g({.gen = G::gen, .vram_bytes = 16 * MiB});
   const personality& c = g.chip();
   CHECK(g.read_register(c.gc_reg.cp_stat) == 0);
-  CHECK(c.field.bootload_complete.get(g.read_register(c.gc_reg.rlc_bootload_status)) == 1);
+  CHECK(c.field.bootload_complete.get(g.read_register(c.gc_reg.rlc_bootload_status)) == 0);  // psp_test.cpp completes it
   g.write_register(c.gc_reg.rlc_safe_mode, 0x3);  // message 1, CMD (tinygrad's AM_GFX.set_clockgating_state)
   CHECK(g.read_register(c.gc_reg.rlc_safe_mode) == 0x2);  // CMD taken at once
 }

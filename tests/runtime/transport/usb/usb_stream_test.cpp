@@ -69,6 +69,8 @@ TEST_CASE("a read is split the same way and reassembled in order") {
   CHECK(r.bridge.log[0].index == 2);
   CHECK(r.bridge.log[1].endpoint == 0x81);
   CHECK(r.bridge.log[5].size == 8 * 1024);
+  // A read waits at least 30 s for its completion (a card in reset answers late), not ~1 s.
+  CHECK(r.bridge.log[1].timeout.count() == 30000);
 }
 
 TEST_CASE("a bulk OUT that libusb times out becomes a message naming endpoint, size, timeout and address") {

@@ -1,0 +1,56 @@
+// executor.hpp: what the instruction executors share (internal to drivers/emu/shader).
+//
+// Each family's executor runs one instruction for the whole wave: it reads every lane's sources
+// before it writes any destination, so cross-lane instructions (DPP, permlane, readlane) and
+// VOPD pairs see the values from before the instruction. The wave's PC already points past the
+// instruction; branches overwrite it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "drivers/emu/mmu.hpp"
+#include "drivers/emu/shader/interpreter.hpp"
+#include "drivers/emu/shader/wave.hpp"
+
+namespace tg::emu::shader {
+
+struct workgroup {
+  std::array<std::uint32_t, 3> id{};
+  std::vector<std::uint8_t> lds;
+  std::vector<wave> waves;
+  std::uint64_t barrier_generation = 0;
+  unsigned arrived = 0;  // waves that signalled the current barrier
+};
+
+// FLOAT_MODE from COMPUTE_PGM_RSRC1 (AMDGPUUsage.rst, "compute_pgm_rsrc1"), changed by s_denorm_mode.
+struct float_mode {
+  unsigned denorm32 = 3, denorm16_64 = 3;  // 0 flush in and out, 1 flush out, 2 flush in, 3 keep
+  unsigned round32 = 0, round16_64 = 0;    // 0 nearest even (the only one implemented)
+};
+
+struct exec_context {
+  mmu& memory;
+  const launch& l;
+  dispatch_counters& counters;
+  workgroup& group;
+  float_mode mode;
+  gpu_va pc;  // of the instruction running, for messages
+};
+
+// Ends the dispatch: "<why>: <mnemonic> (<raw dwords>) at <pc> (program +<offset>) of the <target> kernel at <va>".
+[[noreturn]] void unimplemented(const exec_context& c, const instruction& in, const std::string& why);
+
+void exec_scalar(exec_context& c, wave& w, const instruction& in);  // SOP1/SOP2/SOPC/SOPK/SOPP
+void exec_smem(exec_context& c, wave& w, const instruction& in);
+void exec_valu(exec_context& c, wave& w, const instruction& in);    // VOP1/VOP2/VOPC/VOP3
+void exec_vop3p(exec_context& c, wave& w, const instruction& in);
+void exec_vopd(exec_context& c, wave& w, const instruction& in);
+void exec_ds(exec_context& c, wave& w, const instruction& in);
+void exec_vmem(exec_context& c, wave& w, const instruction& in);    // FLAT/GLOBAL/SCRATCH/MUBUF
+
+// Barrier bookkeeping (interpreter.cpp): the wave arrives (s_barrier_signal, or s_barrier's first half).
+void barrier_signal(exec_context& c, wave& w);
+// Blocks the wave until every live wave of the workgroup signalled (s_barrier_wait, s_barrier).
+void barrier_wait(exec_context& c, wave& w, const instruction& in);
+
+}  // namespace tg::emu::shader

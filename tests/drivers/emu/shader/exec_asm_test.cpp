@@ -1,0 +1,196 @@
+// exec_asm_test.cpp: hand-written kernels (llvm-mc-19 + ld.lld-19) for what compiled code rarely shows
+// on purpose: a VOPD pair whose halves read each other's destination, EXEC-masked lanes left untouched,
+// VCC and SCC results, an out-of-bounds store reported as a page fault at its exact address followed by a
+// working dispatch on the same queue, and an instruction the interpreter does not implement.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include "tests/drivers/emu/shader/shader_rig.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+using namespace tg::emu;
+using namespace tg::emu::test;
+
+namespace {
+
+const char* const targets[] = {"gfx1100", "gfx1200"};
+
+// A kernel `k` whose only user SGPRs are the kernarg pointer (s[0:1]), `body` then s_endpgm and s_code_end
+// padding (the interpreter fetches up to 12 bytes ahead, as LLVM's padding allows).
+std::string kernel_asm(const std::string& mcpu, const std::string& body) {
+  return ".amdgcn_target \"amdgcn-amd-amdhsa--" + mcpu + "\"\n.amdhsa_code_object_version 5\n.text\n.globl k\n.p2align 8\n"
+         ".type k,@function\nk:\n" + body + "\n  s_endpgm\n.fill 64, 4, 0xbf9f0000\n.rodata\n.p2align 6\n"
+         ".amdhsa_kernel k\n  .amdhsa_user_sgpr_kernarg_segment_ptr 1\n  .amdhsa_next_free_vgpr 16\n"
+         "  .amdhsa_next_free_sgpr 16\n  .amdhsa_wavefront_size32 1\n.end_amdhsa_kernel\n";
+}
+
+bool is_gfx12(const std::string& mcpu) { return mcpu.rfind("gfx12", 0) == 0; }
+
+std::string fault_text(shader_rig& r) {
+  std::string s;
+  for (const auto& f : r.rig.g.faults()) s += describe(f) + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a VOPD pair swaps two registers; EXEC-masked lanes stay untouched; VCC and SCC as the ISA says") {
+  for (const char* mcpu : targets) {
+    CAPTURE(mcpu);
+    const bool g12 = is_gfx12(mcpu);
+    const std::string wait = g12 ? "s_wait_kmcnt 0" : "s_waitcnt lgkmcnt(0)";
+    const std::string add = g12 ? "s_add_co_u32" : "s_add_u32";
+    const std::string body =
+        "  s_load_b64 s[4:5], s[0:1], 0x0\n  " + wait + "\n"
+        "  v_lshlrev_b32 v3, 2, v0\n"
+        "  v_mov_b32 v1, v0\n"
+        "  v_mov_b32 v2, 100\n"
+        "  v_dual_mov_b32 v1, v2 :: v_dual_mov_b32 v2, v1\n"  // X writes v1 from v2, Y v2 from v1: a swap
+        "  global_store_b32 v3, v1, s[4:5]\n"
+        "  global_store_b32 v3, v2, s[4:5] offset:128\n"
+        "  s_mov_b32 s6, exec_lo\n"
+        "  s_mov_b32 exec_lo, 0x55555555\n"
+        "  v_add_co_u32 v6, vcc_lo, 0xfffffffe, v2\n"          // carries for lanes >= 2
+        "  global_store_b32 v3, v6, s[4:5] offset:256\n"
+        "  s_mov_b32 exec_lo, s6\n"
+        "  v_mov_b32 v7, vcc_lo\n"
+        "  global_store_b32 v3, v7, s[4:5] offset:384\n"
+        "  s_cmp_lt_u32 s6, 0\n  s_cselect_b32 s7, 11, 22\n"
+        "  s_cmp_gt_i32 0, -1\n  s_cselect_b32 s8, 33, 44\n"
+        "  " + add + " s9, -1, 2\n  s_cselect_b32 s10, 55, 66\n"
+        "  v_mov_b32 v8, s7\n  v_mov_b32 v9, s8\n  v_mov_b32 v10, s10\n  v_mov_b32 v11, s9\n"
+        "  global_store_b32 v3, v8, s[4:5] offset:512\n"
+        "  global_store_b32 v3, v9, s[4:5] offset:640\n"
+        "  global_store_b32 v3, v10, s[4:5] offset:768\n"
+        "  global_store_b32 v3, v11, s[4:5] offset:896\n";
+    temp_dir dir;
+    shader_rig r(gen_of(mcpu));
+    r.load(assembly_object(dir, "lanes", mcpu, kernel_asm(mcpu, body)));
+    buffer out = r.alloc(4096);
+    r.put(out, std::vector<std::uint32_t>(1024, 0xAAAAAAAAu));
+    REQUIRE_MESSAGE(r.dispatch("k", {1, 1, 1}, {32, 1, 1}, {out.va.value}), fault_text(r));
+    const auto o = r.get<std::uint32_t>(out, 256);
+    std::uint32_t vcc = 0;
+    for (unsigned l = 2; l < 32; l += 2) vcc |= 1u << l;
+    for (unsigned l = 0; l < 32; ++l) {
+      CAPTURE(l);
+      CHECK(o[l] == 100u);                                       // v1 took v2's old value
+      CHECK(o[32 + l] == l);                                     // v2 took v1's old value
+      CHECK(o[64 + l] == (l % 2 == 0 ? l - 2 : 0xAAAAAAAAu));    // odd lanes: EXEC off, memory untouched
+      CHECK(o[96 + l] == vcc);                                   // carries of active lanes only
+      CHECK(o[128 + l] == 22u);                                  // unsigned s6 < 0 is false
+      CHECK(o[160 + l] == 33u);                                  // signed 0 > -1
+      CHECK(o[192 + l] == 55u);                                  // 0xffffffff + 2 carries out
+      CHECK(o[224 + l] == 1u);
+    }
+  }
+}
+
+TEST_CASE("an out-of-bounds store is a page fault at its exact address; the queue then runs again") {
+  for (const char* mcpu : targets) {
+    CAPTURE(mcpu);
+    temp_dir dir;
+    shader_rig r(gen_of(mcpu));
+    r.load(corpus_object(dir, "add", mcpu));
+    buffer a = r.alloc(8192), b = r.alloc(8192);
+    buffer out = r.alloc(8192);
+    r.rig.pt.unmap(out.va + 4096, 4096);  // the driver unmaps the second page (and flushes the TLB)
+    const std::uint32_t n = 1100;  // lanes 1024.. store past `out`
+    CHECK_FALSE(r.dispatch("add", {(n + 63) / 64, 1, 1}, {64, 1, 1}, {out.va.value, a.va.value, b.va.value, n}));
+    const auto faults = r.rig.g.faults();
+    REQUIRE(faults.size() == 1);
+    CHECK(faults[0].kind == fault_kind::page_fault);
+    CHECK(faults[0].write);
+    CHECK(faults[0].address == out.va + 4096);  // wave 32, lane 0: the first store past the end
+    CHECK(r.rig.g.compute_queue()->halted);
+
+    r.reset_queue();
+    r.put(a, std::vector<float>(1024, 1.5f));
+    r.put(b, std::vector<float>(1024, 2.0f));
+    REQUIRE_MESSAGE(r.dispatch("add", {16, 1, 1}, {64, 1, 1}, {out.va.value, a.va.value, b.va.value, 1024}), fault_text(r));
+    const auto o = r.get<float>(out, 1024);
+    CHECK(std::all_of(o.begin(), o.end(), [](float v) { return v == 3.5f; }));
+    CHECK(r.rig.g.faults().empty());
+  }
+}
+
+TEST_CASE("an instruction the interpreter does not implement ends the dispatch with its name, PC and kernel") {
+  for (const char* mcpu : targets) {
+    CAPTURE(mcpu);
+    temp_dir dir;
+    shader_rig r(gen_of(mcpu));
+    r.load(assembly_object(dir, "unimplemented", mcpu, kernel_asm(mcpu, "  v_mov_b32 v1, 0\n  v_cubeid_f32 v0, v1, v2, v3\n")));
+    CHECK_FALSE(r.dispatch("k", {1, 1, 1}, {32, 1, 1}, {0}));
+    const auto faults = r.rig.g.faults();
+    REQUIRE(faults.size() == 1);
+    CHECK(faults[0].kind == fault_kind::shader_error);
+    const gpu_va entry = r.co->summary("k", r.code.va).entry;
+    CHECK(faults[0].address == entry + 4);  // after the 4-byte v_mov_b32
+    const std::string& m = faults[0].message;
+    CAPTURE(m);
+    CHECK(m.find("v_cubeid_f32") != std::string::npos);
+    CHECK(m.find("program + 0x4") != std::string::npos);
+    CHECK(m.find(mcpu == std::string("gfx1100") ? "gfx1100" : "gfx1200") != std::string::npos);
+    CHECK(r.rig.g.compute_queue()->halted);
+
+    r.reset_queue();  // recovers like after a page fault
+    r.load(assembly_object(dir, "fine", mcpu, kernel_asm(mcpu, "  v_mov_b32 v1, 0\n")));
+    CHECK(r.dispatch("k", {1, 1, 1}, {32, 1, 1}, {0}));
+  }
+}
+
+TEST_CASE("TG_EMU_PERTURB_TRANSCENDENTALS moves v_exp_f32 results by one ULP on odd lanes, within the bound") {
+  for (const char* mcpu : targets) {
+    CAPTURE(mcpu);
+    const std::string wait = is_gfx12(mcpu) ? "s_wait_kmcnt 0" : "s_waitcnt lgkmcnt(0)";
+    const std::string body = "  s_load_b64 s[4:5], s[0:1], 0x0\n  " + wait + "\n  v_lshlrev_b32 v3, 2, v0\n"
+                             "  v_cvt_f32_u32 v1, v0\n  v_mul_f32 v1, 0x3e800000, v1\n  v_exp_f32 v2, v1\n"
+                             "  global_store_b32 v3, v2, s[4:5]\n";
+    temp_dir dir;
+    shader_rig r(gen_of(mcpu));
+    r.load(assembly_object(dir, "exp", mcpu, kernel_asm(mcpu, body)));
+    buffer out = r.alloc(4096);
+    ::unsetenv("TG_EMU_PERTURB_TRANSCENDENTALS");
+    REQUIRE_MESSAGE(r.dispatch("k", {1, 1, 1}, {32, 1, 1}, {out.va.value}), fault_text(r));
+    const auto exact = r.get<float>(out, 32);
+    ::setenv("TG_EMU_PERTURB_TRANSCENDENTALS", "1", 1);
+    const bool ran = r.dispatch("k", {1, 1, 1}, {32, 1, 1}, {out.va.value});
+    ::unsetenv("TG_EMU_PERTURB_TRANSCENDENTALS");
+    REQUIRE_MESSAGE(ran, fault_text(r));
+    const auto moved = r.get<float>(out, 32);
+    for (unsigned l = 0; l < 32; ++l) {
+      CAPTURE(l);
+      CHECK(exact[l] == float(std::exp2(double(l) * 0.25)));
+      CHECK(moved[l] == (l % 2 ? std::nextafter(exact[l], INFINITY) : exact[l]));
+    }
+  }
+}
+
+TEST_CASE("a word no decoded family matches (here an image instruction) is a fault naming its raw dwords") {
+  temp_dir dir;
+  shader_rig r(gfx_gen::gfx11);
+  r.load(assembly_object(dir, "mimg", "gfx1100", kernel_asm("gfx1100", "  .long 0xf0000000, 0x00000000\n")));
+  CHECK_FALSE(r.dispatch("k", {1, 1, 1}, {32, 1, 1}, {0}));
+  const auto faults = r.rig.g.faults();
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].kind == fault_kind::shader_error);
+  CHECK(faults[0].address == r.co->summary("k", r.code.va).entry);
+  CHECK(faults[0].message.find("raw dwords 0xF0000000 0x00000000") != std::string::npos);
+}
+
+TEST_CASE("a VGPR beyond the descriptor's allocation is a fault, as it would corrupt another wave on a card") {
+  temp_dir dir;
+  shader_rig r(gfx_gen::gfx11);
+  r.load(assembly_object(dir, "vgprs", "gfx1100", kernel_asm("gfx1100", "  v_mov_b32 v20, 0\n")));  // 16 allocated
+  CHECK_FALSE(r.dispatch("k", {1, 1, 1}, {32, 1, 1}, {0}));
+  const auto faults = r.rig.g.faults();
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].kind == fault_kind::shader_error);
+  CHECK(faults[0].message.find("names v20 but COMPUTE_PGM_RSRC1 allocates 16 VGPRs") != std::string::npos);
+}
+
+int main(int argc, char** argv) {
+  if (!have_llvm_tools()) return 77;
+  doctest::Context context(argc, argv);
+  return context.run();
+}
