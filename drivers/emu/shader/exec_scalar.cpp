@@ -20,28 +20,6 @@ std::uint32_t bfe32(std::uint32_t v, std::uint32_t ctl, bool sign) {
   return (r ^ m) - m;
 }
 
-bool compare_f32(unsigned cond, float a, float b) {  // VOPC / SOPC float conditions in code order
-  const bool u = std::isnan(a) || std::isnan(b);
-  switch (cond) {
-    case 0: return false;
-    case 1: return a < b;
-    case 2: return a == b;
-    case 3: return a <= b;
-    case 4: return a > b;
-    case 5: return !u && a != b;
-    case 6: return a >= b;
-    case 7: return !u;
-    case 8: return u;
-    case 9: return !(a >= b);
-    case 10: return u || a == b;
-    case 11: return !(a > b);
-    case 12: return !(a <= b);
-    case 13: return u || a != b;
-    case 14: return !(a < b);
-    default: return true;
-  }
-}
-
 void exec_sop2(exec_context& c, wave& w, const instruction& in) {
   const std::uint32_t a = scalar_source(w, in, in.srcs[0]), b = scalar_source(w, in, in.srcs[1]);
   const std::uint64_t a64 = scalar_source64(w, in, in.srcs[0]), b64 = scalar_source64(w, in, in.srcs[1]);
@@ -209,7 +187,7 @@ void exec_sopc(exec_context& c, wave& w, const instruction& in) {
   }
   // gfx12 s_cmp_*_f32 (65-78): the VOPC float conditions 1..14 in the same order.
   if (c.l.gen == isa_gen::gfx12 && in.op >= 65 && in.op <= 78) {
-    w.scc = compare_f32(in.op - 64, as_f32(scalar_source(w, in, in.srcs[0], operand_type::f32)),
+    w.scc = compare_float(in.op - 64, as_f32(scalar_source(w, in, in.srcs[0], operand_type::f32)),
                         as_f32(scalar_source(w, in, in.srcs[1], operand_type::f32)));
     return;
   }

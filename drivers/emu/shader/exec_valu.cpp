@@ -41,27 +41,6 @@ template <class T>
 T med3(T a, T b, T c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
 float fmed3(float a, float b, float c) { return std::fmax(std::fmin(a, b), std::fmin(std::fmax(a, b), c)); }
 
-bool compare_f(unsigned cond, double a, double b) {
-  const bool u = std::isnan(a) || std::isnan(b);
-  switch (cond) {
-    case 0: return false;
-    case 1: return a < b;
-    case 2: return a == b;
-    case 3: return a <= b;
-    case 4: return a > b;
-    case 5: return !u && a != b;
-    case 6: return a >= b;
-    case 7: return !u;
-    case 8: return u;
-    case 9: return !(a >= b);
-    case 10: return u || a == b;
-    case 11: return !(a > b);
-    case 12: return !(a <= b);
-    case 13: return u || a != b;
-    case 14: return !(a < b);
-    default: return true;
-  }
-}
 template <class T>
 bool compare_i(unsigned cond, T a, T b) {
   switch (cond) {
@@ -122,6 +101,28 @@ float div_fixup(float s0, float den, float num) {
 
 }  // namespace
 
+bool compare_float(unsigned cond, double a, double b) {
+  const bool u = std::isnan(a) || std::isnan(b);
+  switch (cond) {
+    case 0: return false;
+    case 1: return a < b;
+    case 2: return a == b;
+    case 3: return a <= b;
+    case 4: return a > b;
+    case 5: return !u && a != b;
+    case 6: return a >= b;
+    case 7: return !u;
+    case 8: return u;
+    case 9: return !(a >= b);
+    case 10: return u || a == b;
+    case 11: return !(a > b);
+    case 12: return !(a <= b);
+    case 13: return u || a != b;
+    case 14: return !(a < b);
+    default: return true;
+  }
+}
+
 int dpp_source_lane(const dpp_control& d, unsigned lane) {
   if (d.dpp8) return int((lane & ~7u) | ((d.lane_sel >> (3 * (lane & 7))) & 7));
   const unsigned c = d.ctrl, row = lane & ~15u, in_row = lane & 15;
@@ -181,9 +182,9 @@ void exec_valu(exec_context& c, wave& w, const instruction& in) {
 
   if (op < 256) {  // VOPC: compare classes in opcode order (opcode_names.cpp)
     const unsigned base = op & 127, cond = base & 15;
-    if (base < 16) each_bit([&](unsigned l) { return compare_f(cond, H(0, l), H(1, l)); });
-    else if (base < 32) each_bit([&](unsigned l) { return compare_f(cond, F(0, l), F(1, l)); });
-    else if (base < 48) each_bit([&](unsigned l) { return compare_f(cond, s.f64(0, l), s.f64(1, l)); });
+    if (base < 16) each_bit([&](unsigned l) { return compare_float(cond, H(0, l), H(1, l)); });
+    else if (base < 32) each_bit([&](unsigned l) { return compare_float(cond, F(0, l), F(1, l)); });
+    else if (base < 48) each_bit([&](unsigned l) { return compare_float(cond, s.f64(0, l), s.f64(1, l)); });
     else if (base < 56) each_bit([&](unsigned l) { return compare_i(cond & 7, std::int16_t(s.u16(0, l)), std::int16_t(s.u16(1, l))); });
     else if (base < 64) each_bit([&](unsigned l) { return compare_i(cond & 7, s.u16(0, l), s.u16(1, l)); });
     else if (base < 72) each_bit([&](unsigned l) { return compare_i(cond & 7, I(0, l), I(1, l)); });

@@ -40,6 +40,10 @@ struct exec_context {
 // Ends the dispatch: "<why>: <mnemonic> (<raw dwords>) at <pc> (program +<offset>) of the <target> kernel at <va>".
 [[noreturn]] void unimplemented(const exec_context& c, const instruction& in, const std::string& why);
 
+// The 16 float compare conditions of VOPC and of gfx12's SOPC (F, LT, EQ, LE, GT, LG, GE, O, U, NGE,
+// NLG, NGT, NLE, NEQ, NLT, T, in opcode order); floats compare exactly as doubles.
+bool compare_float(unsigned cond, double a, double b);
+
 void exec_scalar(exec_context& c, wave& w, const instruction& in);  // SOP1/SOP2/SOPC/SOPK/SOPP
 void exec_smem(exec_context& c, wave& w, const instruction& in);
 void exec_valu(exec_context& c, wave& w, const instruction& in);    // VOP1/VOP2/VOPC/VOP3
