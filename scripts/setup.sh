@@ -5,8 +5,16 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 
-packages=(g++ meson ninja-build pkg-config python3 llvm-19-dev llvm-19 lld-19 libboost-dev doctest-dev
-  libcli11-dev libusb-1.0-0-dev libopenblas-dev libsqlite3-dev zlib1g-dev libzstd-dev libpcre2-dev)
+packages=(g++ meson ninja-build pkg-config python3 llvm-19-dev llvm-19 lld-19 liblld-19-dev libboost-dev doctest-dev
+  libcli11-dev libusb-1.0-0-dev libopenblas-dev libsqlite3-dev zlib1g-dev libzstd-dev libpcre2-dev
+  libcpp-httplib-dev nlohmann-json3-dev)
+# The server's tests drive it with the openai npm client (installed by the test into the build
+# folder): Node and npm from Debian unless some Node is there already (e.g. nodesource's,
+# which bundles npm and conflicts with Debian's npm package).
+command -v node > /dev/null || packages+=(nodejs)
+command -v npm > /dev/null || packages+=(npm)
+# ... and its chat page with puppeteer-core in Debian's Chromium.
+command -v chromium > /dev/null || packages+=(chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

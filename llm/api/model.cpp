@@ -48,7 +48,7 @@ model::state::state(gguf::file f, const model_options& options)
       tok(tokenizer::tokenizer::from_gguf(file)),
       chat(chat_for(tok)),
       dev(options.device, device_options{.threads = options.threads}),
-      net(dev, file, {.max_context = options.max_context, .chunk_size = options.chunk_size}) {
+      net(dev, file, {.max_context = options.max_context, .chunk_size = options.chunk_size, .sequences = options.sequences}) {
   const auto& c = net.config();
   info = {.name = c.name, .architecture = c.arch,
           .tokenizer = tok.model() == tokenizer::tokenizer::kind::sentencepiece ? "SentencePiece" : "byte-level BPE",
@@ -103,5 +103,6 @@ std::string model::render_chat(std::span<const chat_message> messages, const cha
 
 tg::model::transformer& model::transformer() const { return s_->net; }
 tg::device& model::device() const { return s_->dev; }
+const tg::tokenizer::tokenizer& model::tokenizer() const { return s_->tok; }
 
 }  // namespace tg::llm

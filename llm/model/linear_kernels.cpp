@@ -23,6 +23,7 @@ struct matmul_shape {
   int row_lanes = 1, token_lanes = 1;
   int width = 32;
   int int_lanes = 16;  // integer form: float accumulator lanes, 16 or 8
+  bool exact_rows = false;  // each token lane computes exactly as the one-token kernel does
 };
 
 // Software prefetch of the weight stream: each step of a matmul's group loop asks for the
@@ -131,7 +132,7 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
       // K-quants over several token lanes: q times its integer scale as int16 (at most
       // 31 * 63 or 32 * 128), once for all the lanes, then sign-extended so the pair sums
       // stay pmaddwd. For one token the dot is scaled instead (below): measured faster.
-      const bool scale_q = per_block > 1 && shape.token_lanes > 1;
+      const bool scale_q = per_block > 1 && shape.token_lanes > 1 && !shape.exact_rows;
       auto q = scale_q ? kb.cast(dtype::int32, kb.cast(dtype::int16, iw.q) * kb.cast(dtype::int16, iw.a)) : iw.q;
       dots.push_back({kb.sum_lanes(q * xq, e), scale_q ? kvalue{} : iw.a});
     }
@@ -213,6 +214,16 @@ ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
   return pick_matmul(w, var_tokens, -1, epilogue,
                      {.row_lanes = wide_32 ? 2 : 1, .token_lanes = wide_32 ? 2 : prefill_token_lanes, .width = 8,
                       .int_lanes = 8});
+}
+
+// A decode batch: token lanes sharing each decoded weight vector, each lane the one-token
+// kernel's arithmetic (its width, lanes and scaling), so every row is bit-identical to it.
+ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue) {
+  using gguf::tensor_type;
+  const bool halves = w.type == tensor_type::q4_k || w.type == tensor_type::q5_k;
+  return pick_matmul(w, var_tokens, -1, epilogue,
+                     {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = halves ? 8 : 16,
+                      .exact_rows = true});
 }
 
 }  // namespace tg::model

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <tg/core/error.hpp>
@@ -42,6 +43,7 @@ struct linear {
   const weight* w = nullptr;
   launchable kernel;
   launchable prefill;  // for chunks of a multiple of prefill_token_lanes tokens
+  launchable batch;    // for decode batches of a multiple of prefill_token_lanes sequences
 };
 
 // The 8-bit rounding of one matmul input width in one block size (activation_kernels.hpp).
@@ -56,7 +58,13 @@ struct rounded_input {
 
 struct layer_kernels {
   linear q, k, v, o, gate, up, down;
-  buffer k_cache, v_cache;
+  std::vector<buffer> k_cache, v_cache;  // one per sequence
+};
+
+// Row t of an activation buffer as a buffer of its own, borrowed in place (no copy), so that
+// attention can run on one sequence's row of a batch with the one-token kernels.
+struct row_views {
+  std::vector<buffer> qr, k, kn, v, att, cos, sin;
 };
 
 struct transformer::state {
@@ -78,6 +86,11 @@ struct transformer::state {
   linear output;
   std::vector<layer_kernels> layers;
   launch_values vars{};
+  int sequence = 0;  // whose KV cache a forward() extends
+  // During decode_batch: each row's position and sequence (empty otherwise).
+  std::vector<std::int64_t> batch_positions;
+  std::vector<int> batch_sequences;
+  std::optional<row_views> rows;  // none where the device cannot borrow host memory in place
 
   // Per kernel name: launches and seconds, when profiling.
   bool profiling = false;
@@ -230,11 +243,30 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
       s.norm_round[block] = norm_round_op(dev, T, c.dim, block);
     }
   }
+  if (options.sequences < 1) throw usage_error(str("transformer: sequences (", options.sequences, ") must be at least 1"));
   const std::size_t cache_bytes = std::size_t(c.n_kv_head * max_context_ * c.head_dim) * 4;
+  // Per-row views of the activations attention reads and writes (decode_batch).
+  row_views views;
+  bool in_place = true;
+  auto view_rows = [&](const buffer& b, std::int64_t row_floats, std::vector<buffer>& out) {
+    for (std::int64_t t = 0; t < T; ++t) {
+      const auto* at = static_cast<const char*>(b.data()) + std::size_t(t * row_floats) * 4;
+      out.push_back(dev.borrow_host(at, std::size_t(row_floats) * 4));
+      in_place = in_place && out.back().data() == at;
+    }
+  };
+  view_rows(s.qr, qw, views.qr);
+  view_rows(s.k, kvw, views.k);
+  view_rows(s.kn, kvw, views.kn);
+  view_rows(s.v, kvw, views.v);
+  view_rows(s.att, qw, views.att);
+  view_rows(s.rope_cos, c.head_dim / 2, views.cos);
+  view_rows(s.rope_sin, c.head_dim / 2, views.sin);
+  if (in_place) s.rows = std::move(views);
   for (const layer_weights& l : weights_.layers) {
     layer_kernels k;
     auto lin = [&](const weight& w, matmul_epilogue e = {}) {
-      return linear{&w, matmul_kernel(w, var_tokens, -1, e), matmul_prefill_kernel(w, e)};
+      return linear{&w, matmul_kernel(w, var_tokens, -1, e), matmul_prefill_kernel(w, e), matmul_batch_kernel(w, e)};
     };
     k.q = lin(l.wq, {.bias = bool(l.bq)});
     k.k = lin(l.wk, {.bias = bool(l.bk)});
@@ -243,8 +275,10 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
     k.gate = lin(l.gate);
     k.up = lin(l.up);
     k.down = lin(l.down, {.residual = true});
-    k.k_cache = dev.allocate(cache_bytes);
-    k.v_cache = dev.allocate(cache_bytes);
+    for (int q = 0; q < options.sequences; ++q) {
+      k.k_cache.push_back(dev.allocate(cache_bytes));
+      k.v_cache.push_back(dev.allocate(cache_bytes));
+    }
     s.layers.push_back(std::move(k));
   }
 }
@@ -256,7 +290,10 @@ std::uint64_t transformer::kv_bytes_read(std::int64_t context) const {
 }
 std::uint64_t transformer::kv_cache_bytes() const { return kv_bytes_read(max_context_); }
 
-std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, std::int64_t start_pos, head which) {
+int transformer::sequences() const { return int(s_->layers.empty() ? 1 : s_->layers[0].k_cache.size()); }
+
+std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, std::int64_t start_pos, head which,
+                                        int sequence) {
   const std::int64_t T = std::int64_t(tokens.size());
   if (T < 1 || T > chunk_size_)
     throw usage_error(str("transformer::forward: ", T, " tokens; a chunk holds 1 to ", chunk_size_));
@@ -266,8 +303,11 @@ std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, st
   for (std::int32_t id : tokens)
     if (id < 0 || id >= config_.vocab)
       throw usage_error(str("transformer::forward: token id ", id, " is outside the vocabulary (", config_.vocab, ")"));
+  if (sequence < 0 || sequence >= sequences())
+    throw usage_error(str("transformer::forward: sequence ", sequence, " is not one of the ", sequences(), " KV caches"));
   state& s = *s_;
   tokens_forwarded_ += T;
+  s.sequence = sequence;
   s.vars = {T, start_pos, which == head::all ? T : 1, which == head::all ? 0 : T - 1};
   const std::size_t half = std::size_t(config_.head_dim / 2), first = std::size_t(start_pos) * half;
   s.rope_cos.copy_in(s.cos_table.data() + first, std::size_t(T) * half * 4);
@@ -278,6 +318,55 @@ std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, st
   if (which == head::none) return {};
   run_head();
   std::vector<float> logits(std::size_t(s.vars[var_head_rows] * config_.vocab));
+  dev_.synchronize();
+  s.logits.copy_out(logits.data(), logits.size() * 4);
+  return logits;
+}
+
+std::vector<float> transformer::decode_batch(std::span<const std::int32_t> tokens, std::span<const std::int64_t> positions,
+                                             std::span<const int> seqs) {
+  const std::int64_t n = std::int64_t(tokens.size());
+  if (n < 1 || n > chunk_size_ || positions.size() != tokens.size() || seqs.size() != tokens.size())
+    throw usage_error(str("transformer::decode_batch: ", n, " tokens, ", positions.size(), " positions and ", seqs.size(),
+                          " sequences; give 1 to ", chunk_size_, " of each"));
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (seqs[i] < 0 || seqs[i] >= sequences())
+      throw usage_error(str("transformer::decode_batch: sequence ", seqs[i], " is not one of the ", sequences(), " KV caches"));
+    if (positions[i] < 0 || positions[i] >= max_context_)
+      throw usage_error(str("transformer::decode_batch: position ", positions[i], " passes the context length ", max_context_));
+    if (tokens[i] < 0 || tokens[i] >= config_.vocab)
+      throw usage_error(str("transformer::decode_batch: token id ", tokens[i], " is outside the vocabulary (", config_.vocab, ")"));
+    for (std::size_t j = 0; j < i; ++j)
+      if (seqs[j] == seqs[i]) throw usage_error(str("transformer::decode_batch: sequence ", seqs[i], " appears twice"));
+  }
+  state& s = *s_;
+  if (!s.rows || n == 1) {  // one row, or a device whose buffers cannot be viewed by row: one pass each
+    std::vector<float> all;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      std::vector<float> row = forward(tokens.subspan(i, 1), positions[i], head::last, seqs[i]);
+      all.insert(all.end(), row.begin(), row.end());
+    }
+    return all;
+  }
+  tokens_forwarded_ += n;
+  s.vars = {n, 0, n, 0};
+  const std::size_t half = std::size_t(config_.head_dim / 2);
+  std::vector<float> cos(std::size_t(n) * half), sin(cos.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    std::copy_n(s.cos_table.data() + std::size_t(positions[i]) * half, half, cos.data() + i * half);
+    std::copy_n(s.sin_table.data() + std::size_t(positions[i]) * half, half, sin.data() + i * half);
+  }
+  s.rope_cos.copy_in(cos.data(), cos.size() * 4);
+  s.rope_sin.copy_in(sin.data(), sin.size() * 4);
+  s.tokens.copy_in(tokens.data(), tokens.size() * 4);
+  s.batch_positions.assign(positions.begin(), positions.end());
+  s.batch_sequences.assign(seqs.begin(), seqs.end());
+  s.run(dev_, s.embed, {s.x, weights_.token_embd.data, s.tokens});
+  for (std::size_t i = 0; i < s.layers.size(); ++i) run_layer(i);
+  s.batch_positions.clear();
+  s.batch_sequences.clear();
+  run_head();
+  std::vector<float> logits(std::size_t(n * config_.vocab));
   dev_.synchronize();
   s.logits.copy_out(logits.data(), logits.size() * 4);
   return logits;
@@ -313,8 +402,11 @@ void transformer::run_layer(std::size_t index) {
   auto matmul = [&](const linear& l, const buffer& out, const buffer& in, const buffer& residual = {},
                     const std::optional<weight>& bias = std::nullopt) {
     const std::int64_t tokens = s.vars[var_tokens];
+    // A decode batch computes each row as the one-token kernel does: with matmul_batch_kernel
+    // for a multiple of its token lanes, else with the one-token kernel itself.
+    const bool batch = !s.batch_sequences.empty();
     const bool tiled = tokens >= prefill_token_lanes && tokens % prefill_token_lanes == 0;
-    const launchable& kernel = tiled ? l.prefill : l.kernel;
+    const launchable& kernel = tiled ? (batch ? l.batch : l.prefill) : l.kernel;
     if (uses_int8_activations(*l.w)) {
       const rounded_input& r = s.rounded.at(activation_block_for(*l.w));
       const buffer all[] = {out, l.w->data, r.xq, residual.data() ? residual : out, bias ? bias->data : out, r.xs, r.xsum};
@@ -381,13 +473,29 @@ void transformer::run_layer(std::size_t index) {
   } else {
     s.run(dev_, s.rope_q, {{"x", s.q}, {"cos", s.rope_cos}, {"sin", s.rope_sin}, {"out", s.qr}});
   }
-  s.run(dev_, s.rope_k, {k.k_cache, kk, s.rope_cos, s.rope_sin});
-  s.run(dev_, s.store_v, {k.v_cache, s.v});
-  s.run(dev_, s.scores_k, {s.scores, s.qr, k.k_cache});
-  s.run(dev_, s.max_k, {s.row_max, s.scores});
-  s.run(dev_, s.sum_k, {s.row_sum, s.scores, s.row_max});
-  s.run(dev_, s.probs_k, {s.scores, s.scores, s.row_max, s.row_sum});
-  s.run(dev_, s.attend_k, {s.att, s.scores, k.v_cache});
+  // Attention on one sequence's cache: its keys and values go in at their positions, and its
+  // queries read the cache up to there.
+  auto attend = [&](int seq, const buffer& keys, const buffer& values, const buffer& queries, const buffer& out,
+                    const buffer& cos, const buffer& sin) {
+    s.run(dev_, s.rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
+    s.run(dev_, s.store_v, {k.v_cache[std::size_t(seq)], values});
+    s.run(dev_, s.scores_k, {s.scores, queries, k.k_cache[std::size_t(seq)]});
+    s.run(dev_, s.max_k, {s.row_max, s.scores});
+    s.run(dev_, s.sum_k, {s.row_sum, s.scores, s.row_max});
+    s.run(dev_, s.probs_k, {s.scores, s.scores, s.row_max, s.row_sum});
+    s.run(dev_, s.attend_k, {out, s.scores, k.v_cache[std::size_t(seq)]});
+  };
+  if (s.batch_sequences.empty()) {
+    attend(s.sequence, kk, s.v, s.qr, s.att, s.rope_cos, s.rope_sin);
+  } else {  // decode_batch: row i alone, as a one-token forward of its sequence would run it
+    const launch_values batch = s.vars;
+    const row_views& r = *s.rows;
+    for (std::size_t i = 0; i < s.batch_sequences.size(); ++i) {
+      s.vars = {1, s.batch_positions[i], 1, 0};
+      attend(s.batch_sequences[i], w.q_norm ? r.kn[i] : r.k[i], r.v[i], r.qr[i], r.att[i], r.cos[i], r.sin[i]);
+    }
+    s.vars = batch;
+  }
   quantize(s.att, config_.n_head * config_.head_dim, {&k.o});
   matmul(k.o, s.x2, s.att, s.x);
   // FFN block: x = x2 + down(silu(gate·n) * up·n), n = norm(x2)

@@ -28,6 +28,7 @@ namespace tg::model {
 struct transformer_options {
   std::int64_t max_context = 4096;  // KV-cache length; capped at the model's context_length
   std::int64_t chunk_size = 32;     // the most tokens one forward call takes
+  int sequences = 1;                // KV caches: independent sequences (a server's slots)
 };
 
 // Which positions of a chunk go through the output head.
@@ -45,7 +46,19 @@ class transformer {
   // positions must already be there). Returns vocab logits for the last token (head::last),
   // T x vocab for every token (head::all), or nothing (head::none). Throws usage_error when
   // the chunk is empty, too long, passes max_context, or holds an id outside the vocabulary.
-  std::vector<float> forward(std::span<const std::int32_t> tokens, std::int64_t start_pos, head which = head::last);
+  // `sequence` picks whose KV cache the chunk extends (0 .. sequences() - 1).
+  std::vector<float> forward(std::span<const std::int32_t> tokens, std::int64_t start_pos, head which = head::last,
+                             int sequence = 0);
+
+  // One decode step of several sequences in one pass: token i goes to position positions[i]
+  // of sequence sequences[i] (distinct sequences, at most chunk_size of them). Returns
+  // tokens.size() x vocab logits, row i bit-identical to forward({tokens[i]}, positions[i],
+  // head::last, sequences[i]): the matmuls, norms and head take one row per sequence with the
+  // one-token kernels, and attention runs per sequence on its own cache. The weights are read
+  // once for all rows, which is what makes serving several clients at once cheap.
+  std::vector<float> decode_batch(std::span<const std::int32_t> tokens, std::span<const std::int64_t> positions,
+                                  std::span<const int> sequences);
+  int sequences() const;
 
   const model_config& config() const { return config_; }
   std::int64_t max_context() const { return max_context_; }

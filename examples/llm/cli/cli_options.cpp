@@ -23,6 +23,15 @@ void add_options(CLI::App& app, cli_options& o) {
   app.add_flag("--chat", o.chat, "interactive chat on stdin with the model's chat template");
   app.add_option("--benchmark", o.benchmark, "time N generated tokens, then prefill and decode rates")
       ->check(CLI::PositiveNumber);
+  app.add_option("--serve", o.serve_port, "serve an OpenAI-compatible HTTP API and a chat page on PORT (default 8080; 0: any free port)")
+      ->expected(0, 1)->default_str("8080")->check(CLI::Range(0, 65535));
+  app.add_option("--host", o.host, "--serve: the address to listen on (0.0.0.0: every interface)")->capture_default_str();
+  app.add_option("--api-key", o.api_key, "--serve: require 'Authorization: Bearer KEY' (all but /health)");
+  app.add_option("--parallel", o.parallel, "--serve: sequences generated at once (continuous batching; each has its own --max-context KV cache)")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--queue-limit", o.queue_limit, "--serve: requests waiting beyond those being generated; more get 503")
+      ->capture_default_str();
+  app.add_option("--max-body", o.max_body, "--serve: largest request body in bytes")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--timeout", o.timeout, "--serve: socket read/write timeout in seconds")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--device", o.device, "device to run on")->capture_default_str();
   app.add_option("--dump-logits", o.dump_logits, "write float32 logits (n_vocab per position) of the prompt or --tokens");
   app.add_option("--tokens", o.tokens, "the prompt as token ids, e.g. 1,2,3 (instead of --prompt)")->delimiter(',');
@@ -38,9 +47,12 @@ void check_options(const cli_options& o) {
   if (has_text && !o.tokens.empty()) throw usage_error("give the prompt as text or as --tokens, not both");
   if (!o.dump_logits.empty() && !has_prompt) throw usage_error("--dump-logits needs --tokens 1,2,3 or a prompt");
   if (o.top_p <= 0.0f || o.top_p > 1.0f) throw usage_error("--top-p must be in (0, 1]");
-  const int modes = int(o.chat) + int(o.benchmark.has_value()) + int(!o.dump_logits.empty()) + int(o.tokenize);
-  if (modes > 1) throw usage_error("choose one of --chat, --benchmark, --dump-logits and --tokenize");
-  if (modes == 0 && !has_prompt) throw usage_error("nothing to do: give --prompt, --prompt-file, --tokens, --chat, --benchmark or --dump-logits");
+  const int modes = int(o.chat) + int(o.benchmark.has_value()) + int(!o.dump_logits.empty()) + int(o.tokenize) +
+                    int(o.serve_port.has_value());
+  if (modes > 1) throw usage_error("choose one of --chat, --benchmark, --dump-logits, --tokenize and --serve");
+  if (modes == 0 && !has_prompt)
+    throw usage_error("nothing to do: give --prompt, --prompt-file, --tokens, --chat, --benchmark, --dump-logits or --serve");
+  if (o.serve_port && has_prompt) throw usage_error("--serve takes its prompts from HTTP requests: drop --prompt/--tokens");
 }
 
 }  // namespace tg::cli

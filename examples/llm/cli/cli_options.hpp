@@ -1,5 +1,6 @@
 // cli_options.hpp: the llm command's options, parsed with CLI11.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,11 @@ struct cli_options {
   std::uint64_t seed = 0;
   std::optional<int> threads;
   std::optional<int> benchmark;  // tokens to time
+  // --serve [PORT]: the HTTP server (llm/serve/server.hpp)
+  std::optional<int> serve_port;
+  std::string host = "127.0.0.1", api_key;
+  int parallel = 4, timeout = 600;
+  std::size_t queue_limit = 16, max_body = 8u << 20;
   bool chat = false, tokenize = false, no_bos = false, verbose = false;
 };
 

@@ -4,6 +4,7 @@
 //   llm -m model.gguf -p "Once upon a time" -n 64
 //   llm -m model.gguf --chat
 //   llm -m model.gguf --benchmark 20
+//   llm -m model.gguf --serve 8080
 //   llm -m model.gguf --dump-logits out.f32 --tokens 1,450,4996
 #include <cstdio>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <tg/llm/llm.hpp>
 #include "examples/llm/cli/benchmark.hpp"
 #include "examples/llm/cli/cli_options.hpp"
+#include "examples/llm/cli/serve_command.hpp"
 #include "llm/model/transformer.hpp"
 
 namespace {
@@ -74,7 +76,8 @@ int run(const cli::cli_options& o) {
   // Only a run that generates warms up: --tokenize and --dump-logits compile what they use.
   const bool generates = !o.tokenize && o.dump_logits.empty();
   auto m = llm::model::open(o.model, {.device = o.device, .threads = o.threads.value_or(0),
-                                      .max_context = o.max_context, .chunk_size = o.chunk_size, .warm_up = generates});
+                                      .max_context = o.max_context, .chunk_size = o.chunk_size,
+                                      .sequences = o.serve_port ? o.parallel : 1, .warm_up = generates});
   if (o.tokenize) {
     auto ids = m.tokenize(prompt, !o.no_bos, false);
     for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];
@@ -87,6 +90,10 @@ int run(const cli::cli_options& o) {
   }
   model::transformer& net = m.transformer();
   net.set_profiling(o.verbose);
+  if (o.serve_port) {
+    cli::run_serve(o, m);  // until SIGINT or SIGTERM
+    return 0;
+  }
   if (o.benchmark) {
     cli::run_benchmark(m, *o.benchmark, std::cout);  // with -v, logs each phase's kernel times
     return 0;

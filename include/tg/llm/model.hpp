@@ -21,6 +21,9 @@ class device;
 namespace model {
 class transformer;
 }
+namespace tokenizer {
+class tokenizer;
+}
 }  // namespace tg
 
 namespace tg::llm {
@@ -66,10 +69,11 @@ class model {
   // add_bos = false and parse_special = true: templates that want BOS write it themselves).
   std::string render_chat(std::span<const chat_message> messages, const chat_options& options = {}) const;
 
-  // For tools inside tg (the llm command's benchmark and logits dump): the forward pass and
-  // its device. Their headers are not installed.
+  // For tools inside tg (the llm command's benchmark and logits dump, the server): the forward
+  // pass, its device and the tokenizer. Their headers are not installed.
   tg::model::transformer& transformer() const;
   tg::device& device() const;
+  const tg::tokenizer::tokenizer& tokenizer() const;
 
   struct state;
 

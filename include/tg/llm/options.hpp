@@ -11,6 +11,7 @@ struct model_options {
   int threads = 0;                  // CPU worker threads; 0: $TG_THREADS, else one per hardware thread
   std::int64_t max_context = 4096;  // KV-cache length in tokens; capped at the model's own context
   std::int64_t chunk_size = 32;     // the most prompt tokens one forward pass takes
+  int sequences = 1;                // independent KV caches (a server's parallel slots), each max_context long
   // Compile and run every kernel once before open() returns, so the first request is not slow.
   bool warm_up = true;
 };
