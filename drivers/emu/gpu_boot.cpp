@@ -59,7 +59,7 @@ void gpu::reset_locked() {
   if (sdma_) retired_.push_back(std::move(sdma_));
   core_->regs.clear();
   core_->gmmu.invalidate();
-  core_->icache.clear();
+  core_->icache.invalidate();
   mm_sem_held_ = gc_sem_held_ = false;
   install_register_behaviours();  // power-on values; the PSP and SMU forget their state
   write_discovery_table();

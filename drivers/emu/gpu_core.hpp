@@ -61,13 +61,9 @@ struct gpu_core {
   // the same code object runs its host twin wherever it is loaded, and other bytes at a
   // registered address are not mistaken for it.
   std::unordered_map<std::uint64_t, registered_kernel> kernels_by_code;
-  // The SQC instruction cache, as far as host twins see it: the code hash fetched at each program
-  // address since the last ACQUIRE_MEM with GCR_CNTL.GLI_INV (gfx_v11_0_emit_mem_sync). Code
-  // rewritten at a cached address keeps running the old bytes until that invalidate, as on a card.
-  std::unordered_map<std::uint64_t, std::uint64_t> icache;
-  std::uint64_t icache_fetch(std::uint64_t program, std::uint64_t fresh_hash) {
-    return icache.try_emplace(program, fresh_hash).first->second;
-  }
+  // The SQC instruction cache (shader/instruction_cache.hpp): the interpreter decodes from it and host
+  // twins are found by the code hash it holds, so both keep stale code until GCR_CNTL.GLI_INV.
+  shader::instruction_cache icache;
   std::vector<fault_record> faults;
   std::vector<interrupt_record> interrupts;
   gpu_stats stats;

@@ -78,15 +78,15 @@ queue_engine::outcome pm4_engine::execute(packet& p) {
       require_dwords(pm4::wait_reg_mem_dwords);
       return wait_reg_mem(p);
     case pm4::PACKET3_ACQUIRE_MEM:
-      // Caches are coherent here and the TLB is not a cache ACQUIRE_MEM touches (GCR_CNTL
-      // names the GL caches only, gfx_v11_0.c: gfx_v11_0_emit_mem_sync), so there is nothing to do.
+      // The data caches are coherent here and the TLB is not a cache ACQUIRE_MEM touches (GCR_CNTL
+      // names the GL caches only, gfx_v11_0.c: gfx_v11_0_emit_mem_sync). The instruction cache is
+      // modelled (shader/instruction_cache.hpp): GCR_CNTL (dword 7) with GLI_INV, the invalidate of
+      // gfx_v11_0_emit_mem_sync / gfx_v12_0_emit_mem_sync, drops it.
       require_dwords(pm4::acquire_mem_dwords);
       ++core_.stats.acquire_mems;
-      // Recorded for the SQC model (issue 12 item 4): GCR_CNTL (dword 7) with GLI_INV, the
-      // instruction cache invalidate of gfx_v11_0_emit_mem_sync / gfx_v12_0_emit_mem_sync.
       if (p[7] & pm4::PACKET3_ACQUIRE_MEM_GCR_CNTL_GLI_INV(1)) {
         ++core_.stats.icache_invalidates;
-        core_.icache.clear();
+        core_.icache.invalidate();
       }
       return {outcome::done, 4 * dwords};
     case pm4::PACKET3_RELEASE_MEM:
@@ -189,11 +189,9 @@ queue_engine::outcome pm4_engine::dispatch_direct(packet& p) {
   const registered_kernel* twin = nullptr;
   if (auto by_va = core_.kernels.find(program.value); by_va != core_.kernels.end()) {
     twin = &by_va->second;
-  } else {  // by the code bytes the CP would fetch
-    std::array<std::byte, gpu::code_hash_bytes> code{};
-    core_.gmmu.read(program, code, client_);
-    if (auto by_code = core_.kernels_by_code.find(core_.icache_fetch(program.value, gpu::hash_code(code)));
-        by_code != core_.kernels_by_code.end())
+  } else if (!core_.kernels_by_code.empty()) {  // by the code bytes the SQC holds for the program
+    const std::uint64_t hash = core_.icache.code_hash(core_.gmmu, program, gpu::code_hash_bytes, gpu::hash_code);
+    if (auto by_code = core_.kernels_by_code.find(hash); by_code != core_.kernels_by_code.end())
       twin = &by_code->second;
   }
   // A program with no host twin runs as machine code (drivers/emu/shader). Host twins stay, for now,
@@ -249,7 +247,7 @@ queue_engine::outcome pm4_engine::interpret(gpu_va program, std::array<std::uint
   core_.last_dispatch = {};
   if (groups[0] == 0 || groups[1] == 0 || groups[2] == 0) return {outcome::done, 4 * pm4::dispatch_direct_dwords};
   try {
-    shader::run_dispatch(core_.gmmu, l, core_.last_dispatch);
+    shader::run_dispatch(core_.gmmu, l, core_.last_dispatch, core_.icache);
   } catch (const shader::shader_fault& e) {
     throw queue_fault(fault_kind::shader_error, e.what(), e.pc);
   }

@@ -62,11 +62,17 @@ class lane_memory {
 
  private:
   std::uint64_t private_va(std::uint64_t offset, unsigned lane, unsigned n) {
+    // The wave's slot of the scratch the driver programmed: COMPUTE_DISPATCH_SCRATCH_BASE plus the
+    // wave's offset, WAVESIZE x 256 bytes per 64 lanes (interpreter.cpp, init_wave). Beyond it a card
+    // reads or clobbers another wave's private memory; here it is a scratch fault of the dispatch.
     if (w_.scratch_lane_bytes == 0)
-      unimplemented(c_, in_, "a private-segment access, but COMPUTE_TMPRING_SIZE.WAVESIZE is 0 (no scratch set up)");
+      unimplemented(c_, in_, str("scratch fault: a private-segment access of ", n, " bytes at ", hex{offset},
+                                 ", but COMPUTE_TMPRING_SIZE.WAVESIZE is 0 (no scratch programmed)"));
     if (offset + n > w_.scratch_lane_bytes)
-      unimplemented(c_, in_, str("a private-segment access of ", n, " bytes at ", hex{offset}, " beyond the ",
-                                 w_.scratch_lane_bytes, " bytes per lane COMPUTE_TMPRING_SIZE gives"));
+      unimplemented(c_, in_, str("scratch fault: a private-segment access of ", n, " bytes at ", hex{offset},
+                                 " outside the ", w_.scratch_lane_bytes,
+                                 " bytes per lane COMPUTE_TMPRING_SIZE.WAVESIZE programs (lane ", lane, ", scratch base ",
+                                 gpu_va{w_.scratch_base}, ")"));
     return w_.scratch_base + std::uint64_t(lane) * w_.scratch_lane_bytes + offset;
   }
 

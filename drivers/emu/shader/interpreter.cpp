@@ -1,9 +1,8 @@
 // interpreter.cpp: the dispatch loop of interpreter.hpp: launch state, workgroups, barriers, the
-// decoded-instruction cache and the per-dispatch counters.
+// fetch through the gpu's instruction cache (instruction_cache.hpp) and the per-dispatch counters.
 #include "drivers/emu/shader/interpreter.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include <tg/core/error.hpp>
 
@@ -19,10 +18,6 @@ constexpr std::uint32_t field(std::uint32_t v, unsigned lo, unsigned width) { re
 
 // A wave that runs this many instructions is taken to be in an endless loop.
 constexpr std::uint64_t max_wave_instructions = 50'000'000;
-
-struct decoded_program {
-  std::unordered_map<std::uint64_t, instruction> by_pc;
-};
 
 // The highest VGPR an instruction names by its first register (register ranges are not sized here),
 // or -1. VALU destinations that are SGPRs (VOP3 compares, v_readlane, v_readfirstlane, gfx12 v_s_*) are left out.
@@ -67,7 +62,7 @@ void count(dispatch_counters& k, const instruction& in) {
 
 class dispatcher {
  public:
-  dispatcher(mmu& m, const launch& l, dispatch_counters& k) : m_(m), l_(l), k_(k) {}
+  dispatcher(mmu& m, const launch& l, dispatch_counters& k, instruction_cache& ic) : m_(m), l_(l), k_(k), icache_(ic) {}
 
   void run() {
     const std::uint32_t rsrc1 = l_.rsrc1, rsrc2 = l_.rsrc2;
@@ -137,25 +132,32 @@ class dispatcher {
     w.scratch_base = l_.scratch_base.value + slot * wave_lanes * scratch_lane_bytes_;
   }
 
+  // Decoded once per address while the SQC holds its line (instruction_cache.hpp); the VGPR check
+  // runs on every fetch, since each dispatch's COMPUTE_PGM_RSRC1 may allocate differently.
   const instruction& fetch(std::uint64_t pc) {
-    auto it = program_.by_pc.find(pc);
-    if (it != program_.by_pc.end()) return it->second;
+    const cached_instruction* d = icache_.find(pc);
+    if (d == nullptr) d = &icache_.remember(pc, decode_at(pc));
+    // A VGPR beyond what COMPUTE_PGM_RSRC1 allocates belongs to another wave on hardware: a code
+    // generator bug this catches before a card does.
+    if (d->highest_vgpr >= int(k_.vgprs))
+      fault(gpu_va{pc}, str(mnemonic(l_.gen, d->in), " (", raw_words(d->in), ") names v", d->highest_vgpr,
+                            " but COMPUTE_PGM_RSRC1 allocates ", k_.vgprs, " VGPRs"));
+    return d->in;
+  }
+
+  cached_instruction decode_at(std::uint64_t pc) {
     if (pc & 3) fault(gpu_va{pc}, "a PC that is not dword aligned");
     std::array<std::uint32_t, 4> words{};
     // 12 bytes: the longest encoding this interpreter decodes (LLVM pads code with s_code_end).
-    m_.read(gpu_va{pc}, std::as_writable_bytes(std::span(words.data(), 3)), utcl2_client::cpc);
-    instruction in;
+    icache_.read(m_, gpu_va{pc}, std::as_writable_bytes(std::span(words.data(), 3)));
+    cached_instruction d;
     try {
-      in = decode(l_.gen, words);
+      d.in = decode(l_.gen, words);
     } catch (const decode_error& e) {
       fault(gpu_va{pc}, str(e.what(), "; raw dwords ", hex{words[0], 8, true}, " ", hex{words[1], 8, true}));
     }
-    // A VGPR beyond what COMPUTE_PGM_RSRC1 allocates belongs to another wave on hardware: a code
-    // generator bug this catches before a card does.
-    if (const int v = highest_vgpr(l_.gen, in); v >= int(k_.vgprs))
-      fault(gpu_va{pc}, str(mnemonic(l_.gen, in), " (", raw_words(in), ") names v", v, " but COMPUTE_PGM_RSRC1 allocates ",
-                            k_.vgprs, " VGPRs"));
-    return program_.by_pc.emplace(pc, in).first->second;
+    d.highest_vgpr = highest_vgpr(l_.gen, d.in);
+    return d;
   }
 
   void run_group(std::array<std::uint32_t, 3> id) {
@@ -225,8 +227,8 @@ class dispatcher {
   mmu& m_;
   const launch& l_;
   dispatch_counters& k_;
+  instruction_cache& icache_;
   float_mode mode_;
-  decoded_program program_;
   unsigned user_sgprs_ = 0, tgid_enable_ = 0, tidig_ = 0, waves_per_group_ = 1;
   std::uint32_t lds_bytes_ = 0, scratch_waves_ = 1, scratch_lane_bytes_ = 0;
 };
@@ -260,8 +262,8 @@ void unimplemented(const exec_context& c, const instruction& in, const std::stri
                      c.pc);
 }
 
-void run_dispatch(mmu& memory, const launch& l, dispatch_counters& counters) {
-  dispatcher(memory, l, counters).run();
+void run_dispatch(mmu& memory, const launch& l, dispatch_counters& counters, instruction_cache& icache) {
+  dispatcher(memory, l, counters, icache).run();
 }
 
 }  // namespace tg::emu::shader

@@ -10,7 +10,8 @@
 // ("architected SGPRs", AMDGPUUsage.rst "Processors" and GCNSubtarget::hasArchitectedSGPRs); v0 holds
 // the packed work-item ids (X | Y << 10 | Z << 20, AMDGPUUsage.rst "Packed Work-Item IDs").
 //
-// Instructions are fetched through the MMU once per dispatch and cached decoded by address. Memory goes
+// Instructions are fetched through the gpu's instruction cache (instruction_cache.hpp), which keeps
+// them decoded by address across dispatches until an ACQUIRE_MEM with GLI_INV. Memory goes
 // through the MMU: an access that does not translate is a page fault at its exact VA (mmu.hpp), and
 // anything the interpreter does not implement ends the dispatch with shader_fault naming the
 // mnemonic (or raw dwords), the PC and the kernel.
@@ -22,6 +23,7 @@
 
 #include "drivers/emu/mmu.hpp"
 #include "drivers/emu/shader/decoder.hpp"
+#include "drivers/emu/shader/instruction_cache.hpp"
 
 namespace tg::emu::shader {
 
@@ -56,7 +58,8 @@ struct shader_fault : std::runtime_error {
   gpu_va pc;
 };
 
-// Runs the whole grid. Throws page_fault (from the MMU) or shader_fault; counters are filled either way.
-void run_dispatch(mmu& memory, const launch& l, dispatch_counters& counters);
+// Runs the whole grid, fetching code through `icache`. Throws page_fault (from the MMU) or
+// shader_fault; counters are filled either way.
+void run_dispatch(mmu& memory, const launch& l, dispatch_counters& counters, instruction_cache& icache);
 
 }  // namespace tg::emu::shader

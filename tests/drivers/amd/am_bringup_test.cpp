@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -205,16 +207,71 @@ TEST_CASE_TEMPLATE("a kernel with a private segment grows the device's scratch a
   CHECK(dev.tmpring_size() == amd::size_scratch(*dev.context().disc.gc, 1000).tmpring(dev.context().gc->table()));
 
   // The dispatch carries them: COMPUTE_TMPRING_SIZE and COMPUTE_DISPATCH_SCRATCH_BASE as the CP saw them.
-  const std::vector<std::byte> code(256, std::byte{0x11});
-  amd::allocation image = dev.allocate(4096, false, 256), args = dev.allocate(4096);
-  dev.copy_in(image, 0, code);
-  m.device().register_kernel_code(code, [](emu::dispatch_context&) {});
-  dev.compute().submit(test::one_group_dispatch(dev, image, args, 8));
+  const std::optional<test::am_kernel> k = test::load_kernel(dev, "scratch", "private_array");
+  if (!k) return;
+  amd::allocation out = dev.allocate(4096), args = dev.allocate(4096);
+  const std::uint64_t kernargs[2] = {out.va.value, 5};
+  dev.copy_in(args, 0, std::as_bytes(std::span(kernargs)));
+  dev.compute().submit(test::one_group_dispatch(dev, *k, args));
   dev.synchronize(5000ms);
   amd::ip_registers& gc = *dev.context().gc;
   CHECK(m.device().read_register(std::uint32_t(gc.index("regCOMPUTE_TMPRING_SIZE"))) == dev.tmpring_size());
   CHECK(m.device().read_register(std::uint32_t(gc.index("regCOMPUTE_DISPATCH_SCRATCH_BASE_LO"))) ==
         std::uint32_t(dev.scratch().value >> 8));
+}
+
+// kernels/scratch.ll keeps a 512-byte private array indexed by a kernel argument in scratch:
+// every lane writes its own copy through the scratch base and TMPRING_SIZE the driver programmed
+// (the interpreter places each wave there, drivers/emu/shader/exec_memory.cpp), and reads one
+// element back. A dispatch whose TMPRING gives fewer bytes per lane than the kernel touches ends
+// in a scratch fault the emulator records, and the queue works again after recovery.
+TEST_CASE_TEMPLATE("a kernel with a private segment runs in the scratch the AM driver programs; beyond it is a fault",
+                   M, gfx11_pci, gfx12_usb) {
+  emu::emulated_machine m({.gen = M::gen, .vram_bytes = 512ull << 20, .bus = M::bus});
+  std::unique_ptr<transport::device_transport> t = transport::open_transport("AMD", m.buses());
+  amd::am_options o = options_for(m);
+  o.queue_timeout = 2000ms;
+  amd::am_device dev(*t, o);
+  const std::optional<test::am_kernel> k = test::load_kernel(dev, "scratch", "private_array");
+  if (!k) return;
+  const std::uint32_t private_bytes = k->co.kernel("private_array").descriptor.private_segment_fixed_size;
+  REQUIRE(private_bytes >= 512);
+  CHECK(dev.tmpring_size() ==
+        amd::size_scratch(*dev.context().disc.gc, private_bytes).tmpring(dev.context().gc->table()));
+  amd::allocation out = dev.allocate(4096), args = dev.allocate(4096);
+  auto run = [&](std::uint32_t n) {
+    const std::uint64_t kernargs[2] = {out.va.value, n};
+    dev.copy_in(args, 0, std::as_bytes(std::span(kernargs)));
+    dev.compute().submit(test::one_group_dispatch(dev, *k, args));
+    dev.synchronize(5000ms);
+    std::vector<std::uint32_t> seen(64);
+    dev.copy_out(std::as_writable_bytes(std::span(seen)), out, 0);
+    bool all = true;
+    for (std::uint32_t tid = 0; tid < 64; ++tid) all &= seen[tid] == (n % 128) * tid;  // arr[i] = i * tid
+    return all;
+  };
+  CHECK(run(300));
+  CHECK(run(127));
+
+  // The same kernel with TMPRING sized for tinygrad's smallest 128 bytes per lane: its fill loop
+  // leaves the lane's slot at byte 128.
+  namespace pm4 = queue::pm4;
+  queue::cmd_buffer cb;
+  pm4::emit_acquire_mem(cb, pm4::gcr_full_invalidate);
+  pm4::emit_dispatch(cb, k->summary, {.gfx = dev.gfx(), .workgroups = {1, 1, 1}, .workgroup_size = {64, 1, 1},
+                                      .kernargs = args.va, .scratch = dev.scratch(),
+                                      .tmpring_size = amd::size_scratch(*dev.context().disc.gc, 128)
+                                                          .tmpring(dev.context().gc->table())});
+  dev.compute().submit(cb);
+  CHECK_THROWS_AS(dev.synchronize(500ms), device_error);  // the queue halted at the fault
+  const std::vector<emu::fault_record> faults = m.device().faults();
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].kind == emu::fault_kind::shader_error);
+  CHECK(faults[0].message.find("scratch fault") != std::string::npos);
+  CHECK(faults[0].message.find("at 0x80 outside the 128 bytes per lane") != std::string::npos);
+  m.device().clear_faults();
+  dev.recover_compute();
+  CHECK(run(42));
 }
 
 // amdgpu_device_mode1_reset: the PCI state restored, then RCC_CONFIG_MEMSIZE polled until the card

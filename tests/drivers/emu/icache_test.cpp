@@ -1,6 +1,8 @@
-// icache_test.cpp: the SQC instruction cache as host twins see it: code rewritten at an address
-// that ran before keeps running until an ACQUIRE_MEM with GCR_CNTL.GLI_INV, the invalidate Linux
-// puts at the start of every job (gfx_v11_0_emit_mem_sync / gfx_v12_0_emit_mem_sync).
+// icache_test.cpp: the SQC instruction cache (drivers/emu/shader/instruction_cache.hpp) as host
+// twins see it: code rewritten at an address that ran before keeps running until an ACQUIRE_MEM
+// with GCR_CNTL.GLI_INV, the invalidate Linux puts at the start of every job
+// (gfx_v11_0_emit_mem_sync / gfx_v12_0_emit_mem_sync). The interpreter's side of the same cache:
+// tests/drivers/emu/shader/icache_test.cpp.
 #include <doctest/doctest.h>
 
 #include "runtime/queue/pm4.hpp"

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,20 +59,16 @@ amd::am_options options_for(const emu::emulated_machine& m) {
   return o;
 }
 
-// A kernel whose host twin writes i + tag into the first `count` dwords of its output buffer.
-void dispatch_and_check(emu::emulated_machine& m, amd::am_device& dev, std::uint32_t tag) {
-  const std::vector<std::byte> code = random_bytes(256, 0xD15 + tag);
-  amd::allocation image = dev.allocate(4096, false, 256);
-  dev.copy_in(image, 0, code);
-  m.device().register_kernel_code(code, [tag](emu::dispatch_context& d) {
-    const emu::gpu_va out = d.kernarg<emu::gpu_va>(0);
-    const auto count = d.kernarg<std::uint32_t>(8);
-    for (std::uint32_t i = 0; i < count; ++i) d.store(out + 4 * i, i + tag);
-  });
+// kernels/fill.ll, run as machine code by the emulated GPU: i + tag into the first 4096 dwords of
+// its output buffer.
+void dispatch_and_check(amd::am_device& dev, std::uint32_t tag) {
+  const std::optional<test::am_kernel> k = test::load_kernel(dev, "fill", "fill");
+  if (!k) return;
+  const amd::allocation image = k->image;
   amd::allocation out = dev.allocate(64 << 10), args = dev.allocate(4096);
-  const std::uint64_t kernargs[2] = {out.va.value, 4096};
+  const std::uint32_t kernargs[6] = {std::uint32_t(out.va.value), std::uint32_t(out.va.value >> 32), 4096, 1, tag, 0};
   dev.copy_in(args, 0, std::as_bytes(std::span(kernargs)));
-  dev.compute().submit(test::one_group_dispatch(dev, image, args, 16));
+  dev.compute().submit(test::one_group_dispatch(dev, *k, args));
   dev.synchronize(5000ms);
   std::vector<std::uint32_t> seen(4096);
   dev.copy_out(std::as_writable_bytes(std::span(seen)), out, 0);
@@ -116,7 +113,7 @@ session_log run_session(emu::emulated_machine& m, std::uint32_t seed, bool crash
   std::vector<std::byte> out(in.size());
   dev.copy_out(out, big, 4096);
   CHECK(out == in);
-  dispatch_and_check(m, dev, seed);
+  dispatch_and_check(dev, seed);
   dev.release(small);
   dev.release(big);
   return log;
