@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "runtime/codegen/amdgpu_compiler.hpp"
+
 #include <tg/core/error.hpp>
 
 namespace tg::amd {
@@ -77,12 +79,6 @@ void am_backend::copy_out(void* host_dst, const void* device_src, std::size_t si
   const allocation& a = allocation_of(device_src, size_bytes, "copy_out");
   wait_for_kernels();
   device_->copy_out(std::span(static_cast<std::byte*>(host_dst), size_bytes), a, va_of(device_src) - a.va.value);
-}
-
-std::shared_ptr<program> am_backend::compile(const kernel_source& source) {
-  throw usage_error(str(name_, ": cannot compile kernel '", source.name,
-                        "': tg has no AMD code generator yet (tg AST -> AMDGPU), so tg kernels cannot run on ",
-                        "AMD GPUs; use the CPU device for them, or load a code object with am_backend::load_program"));
 }
 
 void am_backend::synchronize() { device_->synchronize(queue_timeout_); }

@@ -10,7 +10,10 @@
 //     the kernels queued so far (a host wait on the compute queue) and complete on return;
 //   - programs: a code object's kernel loaded into VRAM (load_program); launch writes the kernargs
 //     as layout_kernargs lays them out and dispatches with pm4::emit_dispatch, without waiting;
-//   - compile from a tg AST: usage_error, since tg has no AMDGPU code generator yet.
+//   - compile from a tg AST (am_backend_compile.cpp): with TG_AMD_CODEGEN=1, the kernel rendered
+//     for the device's processor (runtime/codegen/amdgpu_kernel.hpp), compiled in process
+//     (amdgpu_compiler.hpp) and loaded as above, its grid computed at each launch from the
+//     variables; otherwise usage_error (the code generator is new and off by default).
 //
 //   tg::device dev("AMD:USB:0");                      // am_backend_registration.cpp
 //   auto& amd = dynamic_cast<tg::amd::am_backend&>(dev.impl());
@@ -37,6 +40,10 @@
 #include "drivers/amd/code_object_kernargs.hpp"
 #include <tg/device/backend.hpp>
 #include "runtime/transport/transport.hpp"
+
+namespace tg::codegen {
+class amdgpu_compiler;
+}
 
 namespace tg::amd {
 
@@ -77,6 +84,7 @@ class am_backend : public backend {
  private:
   friend class am_program;
   void wait_for_kernels();  // the host waits for every dispatch submitted so far
+  codegen::amdgpu_compiler& compiler();  // made on first use, for the device's processor
 
   std::string name_;
   std::shared_ptr<void> keep_alive_;  // declared first: destroyed after the transport
@@ -85,6 +93,7 @@ class am_backend : public backend {
   std::chrono::milliseconds queue_timeout_;
   std::map<std::uint64_t, allocation> allocations_;  // by VA
   std::vector<allocation> program_memory_;            // code and kernargs, freed with the device
+  std::unique_ptr<codegen::amdgpu_compiler> compiler_;
 };
 
 // A loaded kernel: its image in VRAM and kernarg slots for launches in flight.
@@ -96,6 +105,8 @@ class am_program final : public program {
              am_launch_shape shape);
 
   void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override;
+  // The same with a grid of this launch's own (a compiled tg kernel's depends on the variables).
+  void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars, const am_launch_shape& shape);
 
   const queue::pm4::kernel_summary& summary() const { return summary_; }
   // The loaded image from the entry on: the bytes the command processor fetches first (the

@@ -57,6 +57,11 @@ void am_program::write_kernargs(std::span<std::byte> slot, std::span<void* const
 // submitted before are complete too (am_device's copies wait for themselves), so the dispatch
 // needs no wait on the copy queue.
 void am_program::launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) {
+  launch(buffers, vars, shape_);
+}
+
+void am_program::launch(std::span<void* const> buffers, std::span<const std::int64_t> vars,
+                        const am_launch_shape& shape) {
   am_device& dev = owner_.device();
   const std::size_t slot = next_slot_;
   std::vector<std::byte> args(slot_bytes_);
@@ -72,8 +77,8 @@ void am_program::launch(std::span<void* const> buffers, std::span<const std::int
   queue::pm4::emit_acquire_mem(cb, queue::pm4::gcr_full_invalidate);
   queue::pm4::emit_dispatch(cb, summary_,
                             {.gfx = dev.gfx(),
-                             .workgroups = shape_.workgroups,
-                             .workgroup_size = shape_.workgroup_size,
+                             .workgroups = shape.workgroups,
+                             .workgroup_size = shape.workgroup_size,
                              .kernargs = kernargs_.va + slot * slot_bytes_,
                              .scratch = dev.scratch(),
                              .tmpring_size = dev.tmpring_size()});

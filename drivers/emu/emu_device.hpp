@@ -3,9 +3,11 @@
 // host or behind the emulated USB bridge, with its firmware folder) + transport::open_transport +
 // am_device + am_backend (drivers/amd/am_backend.hpp, which documents the slots).
 //
-// The only addition is the host twin: the emulator runs no ISA, so a program is a code object
-// plus a host function registered with the emulated GPU under the code bytes at the kernel's
-// entry (gpu::register_kernel_code); the dispatch itself is the real one.
+// Programs run as the machine code they are (drivers/emu/shader interprets it): tg kernels
+// compiled by the AMD backend (TG_AMD_CODEGEN=1, am_backend_compile.cpp) and code objects loaded
+// with am_backend::load_program. The one addition is the host twin: load_program below registers a
+// host function with the emulated GPU under the code bytes at the kernel's entry
+// (gpu::register_kernel_code), which then runs instead; the dispatch itself is the real one.
 //
 //   tg::device dev("AMD:EMU:gfx12:usb");             // emu_device_registration.cpp
 //   auto& emu = dynamic_cast<tg::emu::emu_device&>(dev.impl());

@@ -4,13 +4,17 @@
 // last upcast output range is not unrolled but becomes an LLVM vector: values that depend
 // on it are <W x T>, and an index that moves by 1 along it loads and stores as one vector
 // access (tracked as base + stride * lane). Types and elementwise ops: llvm_value_ops.hpp.
+// The output indices come from loops (the CPU) or from the thread's index (a GPU): kernel_frame.hpp.
 #include "runtime/codegen/llvm_kernel.hpp"
+
+#include "runtime/codegen/kernel_frame.hpp"
 
 #include "runtime/codegen/llvm_value_ops.hpp"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
@@ -24,8 +28,8 @@ using lanes = std::vector<llvm::Value*>;
 class emitter : value_ops {
  public:
   emitter(llvm::Module& m, llvm::Function* f, std::span<const ast::node> nodes, int global_ranges,
-          const kernel_opts& opts)
-      : value_ops(m), f_(f), nodes_(nodes), n_global_(global_ranges), opts_(opts) {
+          const kernel_opts& opts, const kernel_frame& frame)
+      : value_ops(m), f_(f), nodes_(nodes), n_global_(global_ranges), opts_(opts), frame_(frame) {
     for (int i = 0; i < n_global_; ++i)
       if (upcast(i) > 1 && opts_.vector_lanes) vec_range_ = i;  // the innermost upcast range is the vector one
     if (vec_range_ >= 0) vec_width_ = upcast(vec_range_);
@@ -40,17 +44,21 @@ class emitter : value_ops {
     llvm::FastMathFlags fmf;
     fmf.setAllowContract(true);
     b_.setFastMathFlags(fmf);
-    auto args = f_->arg_begin();
-    bufs_ = &*args++;
-    vars_ = &*args++;
-    begin_ = &*args++;
-    end_ = &*args;
     scopes_.emplace_back();
     int store = -1;
     for (std::size_t i = 0; i < nodes_.size(); ++i)
       if (nodes_[i].o == ast::op::store) store = int(i);
     if (store < 0) throw usage_error("codegen: the kernel has no store");
-    emit_global_loops(0, store);
+    if (frame_.gpu()) {
+      emit_thread_element(store);
+    } else {
+      auto args = f_->arg_begin();
+      bufs_ = &*args++;
+      vars_ = &*args++;
+      begin_ = &*args++;
+      end_ = &*args;
+      emit_global_loops(0, store);
+    }
     b_.CreateRetVoid();
   }
 
@@ -131,6 +139,30 @@ class emitter : value_ops {
     close_loop(l);
   }
 
+  // The GPU frame: this thread's flat index, if inside the output, split into the range values.
+  void emit_thread_element(int store) {
+    llvm::Value* id = frame_.thread_index();
+    std::vector<llvm::Value*> bounds;
+    llvm::Value* total = b_.getInt64(1);
+    for (int r = 0; r < n_global_; ++r) {
+      bounds.push_back(emit(nodes_[std::size_t(find_range(r))].src[0])[0]);
+      total = b_.CreateMul(total, bounds.back(), "", true, true);
+    }
+    auto* body = llvm::BasicBlock::Create(ctx_, "element", f_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "done", f_);
+    b_.CreateCondBr(b_.CreateICmpSLT(id, total), body, done);
+    b_.SetInsertPoint(body);
+    llvm::Value* rest = id;  // non-negative, so unsigned division is exact
+    for (int r = n_global_ - 1; r >= 0; --r) {
+      llvm::Value* value = r == 0 ? rest : b_.CreateURem(rest, bounds[std::size_t(r)]);
+      if (r > 0) rest = b_.CreateUDiv(rest, bounds[std::size_t(r)]);
+      scopes_.back()[find_range(r)] = splat(value);
+    }
+    emit(store);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
   static bool is_vec(llvm::Value* v) { return v->getType()->isVectorTy(); }
   static unsigned width_of(llvm::Value* v) { return llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements(); }
   // A value at the current vector width: a scalar is splat; a vector made in an enclosing
@@ -178,6 +210,7 @@ class emitter : value_ops {
     switch (x.o) {
       case ast::op::constant: return splat(constant(x));
       case ast::op::variable:
+        if (frame_.gpu()) return splat(f_->getArg(unsigned(frame_.buffer_args + int(x.arg))));
         return splat(b_.CreateLoad(b_.getInt64Ty(), b_.CreateConstGEP1_64(b_.getInt64Ty(), vars_, std::uint64_t(x.arg))));
       case ast::op::range: throw usage_error(str("codegen: range ", x.arg, " is used outside its loop"));
       case ast::op::load: return load(x);
@@ -256,6 +289,7 @@ class emitter : value_ops {
     return b_.CreateInBoundsGEP(mem_type(x.dt), base, index);
   }
   llvm::Value* buffer(int slot) {
+    if (frame_.gpu()) return f_->getArg(unsigned(slot));
     auto it = buffer_ptrs_.find(slot);
     if (it != buffer_ptrs_.end()) return it->second;
     auto saved = b_.saveIP();
@@ -310,7 +344,9 @@ class emitter : value_ops {
   // llvm.prefetch of the byte's line (read, keep in all cache levels), once per distinct
   // index; a vector index prefetches its first element. The address is formed without
   // inbounds: it may point past the buffer, which a prefetch allows.
+  // On a GPU frame a prefetch is a no-op for now (the value passes through).
   lanes prefetch(const ast::node& x) {
+    if (frame_.gpu()) return emit(x.src[1]);
     const lanes& index = emit(x.src[0]);
     for (int l = 0; l < lane_count_; ++l) {
       bool repeat = false;
@@ -450,6 +486,7 @@ class emitter : value_ops {
   std::span<const ast::node> nodes_;
   int n_global_;
   const kernel_opts& opts_;
+  const kernel_frame& frame_;
   int lane_count_ = 1;
   int vec_range_ = -1, vec_width_ = 1;
   std::map<llvm::Value*, affine> affine_;
@@ -469,8 +506,23 @@ llvm::Function* emit_kernel(llvm::Module& module, const std::string& name, std::
   auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, i64, i64}, false);
   auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
   f->addFnAttr(llvm::Attribute::NoUnwind);
-  emitter(module, f, nodes, global_ranges, opts).run();
+  emit_kernel_body(f, nodes, global_ranges, opts, kernel_frame{});
   return f;
+}
+
+void emit_kernel_body(llvm::Function* f, std::span<const ast::node> nodes, int global_ranges, const kernel_opts& opts,
+                      const kernel_frame& frame) {
+  emitter(*f->getParent(), f, nodes, global_ranges, opts, frame).run();
+}
+
+kernel_arguments arguments_of(std::span<const ast::node> nodes) {
+  kernel_arguments a;
+  for (const ast::node& n : nodes) {
+    const bool memory = n.o == ast::op::load || n.o == ast::op::store || n.o == ast::op::prefetch;
+    if (memory) a.buffers = std::max(a.buffers, int(n.arg) + 1);
+    if (n.o == ast::op::variable) a.vars = std::max(a.vars, int(n.arg) + 1);
+  }
+  return a;
 }
 
 }  // namespace tg::codegen

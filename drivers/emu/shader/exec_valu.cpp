@@ -40,6 +40,18 @@ unsigned canonical_op(isa_gen gen, unsigned op) {
 template <class T>
 T med3(T a, T b, T c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
 float fmed3(float a, float b, float c) { return std::fmax(std::fmin(a, b), std::fmin(std::fmax(a, b), c)); }
+// gfx12's v_maximum / v_minimum: IEEE 754-2019 maximum and minimum, unlike v_max_num's maxNum: a NaN
+// operand gives NaN (quieted, as a + b does), and -0 orders below +0.
+float ieee_maximum(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return a + b;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+float ieee_minimum(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return a + b;
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
 
 template <class T>
 bool compare_i(unsigned cond, T a, T b) {
@@ -517,6 +529,28 @@ void exec_valu(exec_context& c, wave& w, const instruction& in) {
     case 867: each([&](unsigned l) { return std::uint32_t(s.u16(0, l) | s.u16(1, l)); }); kind = dst::v16; break;
     case 868: each([&](unsigned l) { return std::uint32_t(s.u16(0, l) ^ s.u16(1, l)); }); kind = dst::v16; break;
     default:
+      if (c.l.gen == isa_gen::gfx12 && op >= 557 && op <= 560) {  // v_minimum3/v_maximum3 f32, f16
+        const bool max = op % 2 == 0, f16 = op >= 559;
+        auto pick = [max](float a, float b) { return max ? ieee_maximum(a, b) : ieee_minimum(a, b); };
+        if (f16) {
+          each([&](unsigned l) { return hr(pick(pick(H(0, l), H(1, l)), H(2, l))); });
+          kind = dst::v16;
+        } else {
+          each([&](unsigned l) { return fr(pick(pick(F(0, l), F(1, l)), F(2, l))); });
+        }
+        break;
+      }
+      if (c.l.gen == isa_gen::gfx12 && op >= 869 && op <= 872) {  // v_minimum/v_maximum f32, f16
+        const bool max = op % 2 == 0, f16 = op >= 871;
+        auto pick = [max](float a, float b) { return max ? ieee_maximum(a, b) : ieee_minimum(a, b); };
+        if (f16) {
+          each([&](unsigned l) { return hr(pick(H(0, l), H(1, l))); });
+          kind = dst::v16;
+        } else {
+          each([&](unsigned l) { return fr(pick(F(0, l), F(1, l))); });
+        }
+        break;
+      }
       if (c.l.gen == isa_gen::gfx12 && op >= 640 && op <= 648 && (op & 1) == 0) {  // v_s_*_f32: scalar, into an SGPR
         const float x = as_f32(scalar_source(w, in, in.srcs[0], operand_type::f32));
         const float v = op == 640 ? hw_exp2(x) : op == 642 ? hw_log2(x) : op == 644 ? hw_rcp(x) : op == 646 ? hw_rsq(x) : hw_sqrt(x);

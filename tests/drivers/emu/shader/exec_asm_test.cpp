@@ -194,3 +194,47 @@ int main(int argc, char** argv) {
   doctest::Context context(argc, argv);
   return context.run();
 }
+
+TEST_CASE("gfx12 v_maximum / v_minimum (and their 3-operand forms) propagate NaN and order -0 below +0") {
+  // What LLVM 19 emits for a float max reduction on gfx12 (llvm.maximum): IEEE 754-2019 maximum, unlike
+  // v_max_num_f32's maxNum, which would return the number beside a NaN.
+  const std::string mcpu = "gfx1200";
+  const std::string body =
+      "  s_load_b64 s[4:5], s[0:1], 0x0\n  s_wait_kmcnt 0\n"
+      "  v_lshlrev_b32 v3, 2, v0\n"
+      "  global_load_b32 v1, v3, s[4:5]\n"              // a[l]
+      "  global_load_b32 v2, v3, s[4:5] offset:128\n"   // b[l]
+      "  s_wait_loadcnt 0\n"
+      "  v_maximum_f32 v4, v1, v2\n"
+      "  v_minimum_f32 v5, v1, v2\n"
+      "  v_maximum3_f32 v6, v1, v2, 1.0\n"
+      "  v_max_num_f32 v7, v1, v2\n"
+      "  global_store_b32 v3, v4, s[4:5] offset:256\n"
+      "  global_store_b32 v3, v5, s[4:5] offset:384\n"
+      "  global_store_b32 v3, v6, s[4:5] offset:512\n"
+      "  global_store_b32 v3, v7, s[4:5] offset:640\n";
+  const float nan = std::nanf(""), inf = INFINITY;
+  const float a[] = {1.0f, nan, 2.0f, -0.0f, 0.0f, -inf, 3.5f, nan};
+  const float b[] = {2.0f, 1.0f, nan, 0.0f, -0.0f, -5.0f, -7.0f, nan};
+  std::vector<float> in(64, 0.0f);
+  for (unsigned l = 0; l < 32; ++l) in[l] = a[l % 8], in[32 + l] = b[l % 8];
+  temp_dir dir;
+  shader_rig r(gen_of(mcpu));
+  r.load(assembly_object(dir, "ieee_max", mcpu, kernel_asm(mcpu, body)));
+  buffer buf = r.alloc(4096);
+  r.put(buf, in);
+  REQUIRE_MESSAGE(r.dispatch("k", {1, 1, 1}, {32, 1, 1}, {buf.va.value}), fault_text(r));
+  const auto o = r.get<float>(buf, 192);
+  auto same = [](float x, float y) { return std::isnan(x) ? std::isnan(y) : x == y && std::signbit(x) == std::signbit(y); };
+  for (unsigned l = 0; l < 32; ++l) {
+    CAPTURE(l);
+    const float x = a[l % 8], y = b[l % 8];
+    const bool any_nan = std::isnan(x) || std::isnan(y);
+    const float max = any_nan ? nan : x == y ? (std::signbit(x) ? y : x) : std::max(x, y);
+    const float min = any_nan ? nan : x == y ? (std::signbit(x) ? x : y) : std::min(x, y);
+    CHECK(same(o[64 + l], max));
+    CHECK(same(o[96 + l], min));
+    CHECK(same(o[128 + l], any_nan ? nan : std::max(max, 1.0f)));
+    if (std::isnan(x) != std::isnan(y)) CHECK(o[160 + l] == (std::isnan(x) ? y : x));  // maxNum, for contrast
+  }
+}

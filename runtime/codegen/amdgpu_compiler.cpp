@@ -1,0 +1,112 @@
+// amdgpu_compiler.cpp: the AMDGPU TargetMachine, the O3 pipeline and object emission (see
+// amdgpu_compiler.hpp).
+#include "runtime/codegen/amdgpu_compiler.hpp"
+
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <tg/core/error.hpp>
+#include <tg/device.hpp>
+#include <tg/log.hpp>
+
+namespace tg::codegen {
+
+namespace {
+
+constexpr const char* amdhsa_triple = "amdgcn-amd-amdhsa";
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+amdgpu_compiler::amdgpu_compiler(const std::string& processor) : processor_(processor) {
+  LLVMInitializeAMDGPUTargetInfo();
+  LLVMInitializeAMDGPUTarget();
+  LLVMInitializeAMDGPUTargetMC();
+  LLVMInitializeAMDGPUAsmPrinter();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(amdhsa_triple, error);
+  if (target == nullptr) throw usage_error(str("amdgpu: LLVM has no AMDGPU target: ", error));
+  const llvm::Triple triple(amdhsa_triple);
+  // wave32: tg's launches and the emulator assume it (the descriptor's ENABLE_WAVEFRONT_SIZE32).
+  target_.reset(target->createTargetMachine(triple.str(), processor, "+wavefrontsize32", llvm::TargetOptions(),
+                                            llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (target_ == nullptr) throw usage_error(str("amdgpu: LLVM cannot target processor '", processor, "'"));
+  if (!target_->getMCSubtargetInfo()->isCPUStringValid(processor))
+    throw usage_error(str("amdgpu: '", processor, "' is not an AMDGPU processor LLVM 19 knows"));
+}
+
+amdgpu_compiler::~amdgpu_compiler() = default;
+
+void amdgpu_compiler::prepare(llvm::Module& module) const {
+  module.setTargetTriple(amdhsa_triple);
+  module.setDataLayout(target_->createDataLayout());
+}
+
+std::vector<std::byte> amdgpu_compiler::compile(llvm::Module& module, const std::string& kernel) {
+  std::string problems;
+  llvm::raw_string_ostream problem_stream(problems);
+  if (llvm::verifyModule(module, &problem_stream))
+    throw device_error(str("amdgpu: kernel ", kernel, " is invalid LLVM IR (a tg bug): ", problems));
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", processor_);
+    f.addFnAttr("target-features", target_->getTargetFeatureString());
+  }
+  std::lock_guard<std::mutex> guard(lock_);
+  const auto start = std::chrono::steady_clock::now();
+  {  // the standard O3 pipeline with the AMDGPU target's passes (the attributor among them)
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(target_.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+  }
+  const double ir_ms = ms_since(start);
+  if (debug_level() >= 3) {
+    std::string text;
+    llvm::raw_string_ostream out(text);
+    module.print(out, nullptr);
+    log(log_level::debug, text);
+  }
+  const auto backend_start = std::chrono::steady_clock::now();
+  llvm::SmallVector<char, 0> object;
+  {
+    llvm::raw_svector_ostream out(object);
+    llvm::legacy::PassManager passes;
+    if (target_->addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+      throw device_error(str("amdgpu: LLVM cannot emit an object file for ", processor_));
+    passes.run(module);
+  }
+  if (debug_level() >= 1) {
+    char line[160];
+    std::snprintf(line, sizeof line, "amdgpu: %s for %s: IR passes %.1f ms, backend %.1f ms, %zu-byte object",
+                  kernel.c_str(), processor_.c_str(), ir_ms, ms_since(backend_start), object.size());
+    log(log_level::debug, line);
+  }
+  std::vector<std::byte> elf(object.size());
+  std::memcpy(elf.data(), object.data(), object.size());
+  return elf;
+}
+
+}  // namespace tg::codegen

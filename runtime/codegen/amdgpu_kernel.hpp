@@ -1,0 +1,38 @@
+// amdgpu_kernel.hpp: a kernel AST as an AMDGPU kernel in LLVM IR (amdgcn-amd-amdhsa, wave32), the
+// renderer of the AMD backend. The simplest schedule: one work-item per output element, in
+// workgroups of `workgroup_size` along the flattened output, the last workgroup bounds-guarded.
+// The ops are the CPU renderer's (llvm_kernel.cpp, through kernel_frame.hpp); what differs is the
+// frame:
+//   define amdgpu_kernel void @name(ptr addrspace(1) noalias %buf0, ..., i64 %var0, ...)
+// the buffers in slot order, then the variable values, which is how drivers/amd's kernarg
+// writer (am_program::write_kernargs: kernarg_pointer per buffer, kernarg_u64 per variable)
+// lays them out, and the flat index is workgroup.id.x * workgroup_size + workitem.id.x.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <tg/ast/node.hpp>
+
+namespace llvm {
+class Function;
+class Module;
+}  // namespace llvm
+
+namespace tg::codegen {
+
+struct amdgpu_kernel_shape {
+  int buffers = 0;             // pointer arguments, one per buffer slot
+  int vars = 0;                // i64 arguments after them, one per variable index
+  int workgroup_size = 256;    // work-items per workgroup, along x
+};
+
+// Emits @name into `module` (whose triple and data layout are the AMDGPU target's).
+amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& name, std::span<const ast::node> nodes,
+                                       int global_ranges, int workgroup_size);
+
+// How many workgroups cover the kernel's output at launch: ceil(product of the output range
+// bounds, evaluated with `vars`, / workgroup_size); 0 for an empty output.
+std::uint64_t amdgpu_workgroups(std::span<const ast::node> nodes, int global_ranges, int workgroup_size,
+                                std::span<const std::int64_t> vars);
+
+}  // namespace tg::codegen
