@@ -1,5 +1,6 @@
 // orc_jit.cpp: LLJIT set-up, the O3 pipeline, and lookups.
 #include "drivers/cpu/orc_jit.hpp"
+#include "runtime/codegen/o3_pipeline.hpp"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -56,19 +57,7 @@ void* orc_jit::compile(std::unique_ptr<llvm::LLVMContext> context, std::unique_p
     f.addFnAttr("target-cpu", target_->getTargetCPU());
     f.addFnAttr("target-features", target_->getTargetFeatureString());
   }
-  {  // the standard O3 pipeline: loop and SLP vectorizers, unrolling, LICM
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(target_.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
-  }
+  codegen::run_o3_pipeline(*module, *target_);  // loop and SLP vectorizers, unrolling, LICM
   if (print_ir) {
     std::string text;
     llvm::raw_string_ostream out(text);

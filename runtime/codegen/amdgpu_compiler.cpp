@@ -1,6 +1,7 @@
 // amdgpu_compiler.cpp: the AMDGPU TargetMachine, the O3 pipeline and object emission (see
 // amdgpu_compiler.hpp).
 #include "runtime/codegen/amdgpu_compiler.hpp"
+#include "runtime/codegen/o3_pipeline.hpp"
 
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -69,19 +70,7 @@ std::vector<std::byte> amdgpu_compiler::compile(llvm::Module& module, const std:
   }
   std::lock_guard<std::mutex> guard(lock_);
   const auto start = std::chrono::steady_clock::now();
-  {  // the standard O3 pipeline with the AMDGPU target's passes (the attributor among them)
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(target_.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
-  }
+  run_o3_pipeline(module, *target_);  // with the AMDGPU target's passes
   const double ir_ms = ms_since(start);
   if (debug_level() >= 3) {
     std::string text;

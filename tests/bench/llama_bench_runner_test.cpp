@@ -16,12 +16,12 @@ const char* header =
     "no_kv_offload,flash_attn,tensor_split,use_mmap,embeddings,n_prompt,n_gen,test_time,avg_ns,stddev_ns,avg_ts,"
     "stddev_ts\n";
 const char* pp_row =
-    "\"unknown\",\"0\",\"Intel(R) Xeon(R) Processor\",\"\",\"CPU\",\"/work/models/bench-qwen2.5-0.5b-Q8_0.gguf\","
+    "\"unknown\",\"0\",\"Intel(R) Xeon(R) Processor\",\"\",\"CPU\",\"build/models/bench-qwen2.5-0.5b-Q8_0.gguf\","
     "\"qwen2 1B Q8_0\",\"525120000\",\"494032768\",\"2048\",\"512\",\"2\",\"0x0\",\"0\",\"50\",\"f16\",\"f16\",\"99\","
     "\"layer\",\"0\",\"0\",\"0\",\"0.00\",\"1\",\"0\",\"16\",\"0\",\"2026-12-03T12:00:35Z\",\"1253541026\",\"0\","
     "\"12.763842\",\"0.000000\"\n";
 const char* tg_row =
-    "\"unknown\",\"0\",\"Intel(R) Xeon(R) Processor\",\"\",\"CPU\",\"/work/models/bench-qwen2.5-0.5b-Q8_0.gguf\","
+    "\"unknown\",\"0\",\"Intel(R) Xeon(R) Processor\",\"\",\"CPU\",\"build/models/bench-qwen2.5-0.5b-Q8_0.gguf\","
     "\"qwen2 1B Q8_0\",\"525120000\",\"494032768\",\"2048\",\"512\",\"2\",\"0x0\",\"0\",\"50\",\"f16\",\"f16\",\"99\","
     "\"layer\",\"0\",\"0\",\"0\",\"0.00\",\"1\",\"0\",\"0\",\"4\",\"2026-12-03T12:00:38Z\",\"1467486949\",\"0\","
     "\"2.725748\",\"0.000000\"\n";

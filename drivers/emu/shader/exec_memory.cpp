@@ -55,7 +55,7 @@ class lane_memory {
   std::uint8_t* lds(std::uint64_t addr, unsigned n) {
     auto& v = c_.group.lds;
     if (addr + n > v.size())
-      unimplemented(c_, in_, str("LDS access of ", n, " bytes at ", hex{addr}, " beyond the workgroup's ", v.size(),
+      fail_instruction(c_, in_, str("LDS access of ", n, " bytes at ", hex{addr}, " beyond the workgroup's ", v.size(),
                                  " bytes (GROUP_SEGMENT_FIXED_SIZE / COMPUTE_PGM_RSRC2.LDS_SIZE)"));
     return v.data() + addr;
   }
@@ -66,10 +66,10 @@ class lane_memory {
     // wave's offset, WAVESIZE x 256 bytes per 64 lanes (interpreter.cpp, init_wave). Beyond it a card
     // reads or clobbers another wave's private memory; here it is a scratch fault of the dispatch.
     if (w_.scratch_lane_bytes == 0)
-      unimplemented(c_, in_, str("scratch fault: a private-segment access of ", n, " bytes at ", hex{offset},
+      fail_instruction(c_, in_, str("scratch fault: a private-segment access of ", n, " bytes at ", hex{offset},
                                  ", but COMPUTE_TMPRING_SIZE.WAVESIZE is 0 (no scratch programmed)"));
     if (offset + n > w_.scratch_lane_bytes)
-      unimplemented(c_, in_, str("scratch fault: a private-segment access of ", n, " bytes at ", hex{offset},
+      fail_instruction(c_, in_, str("scratch fault: a private-segment access of ", n, " bytes at ", hex{offset},
                                  " outside the ", w_.scratch_lane_bytes,
                                  " bytes per lane COMPUTE_TMPRING_SIZE.WAVESIZE programs (lane ", lane, ", scratch base ",
                                  gpu_va{w_.scratch_base}, ")"));
@@ -149,7 +149,7 @@ void exec_smem(exec_context& c, wave& w, const instruction& in) {
   if (in.op <= 4) dwords = 1u << in.op;
   else if (!g11 && in.op == 5) dwords = 3;
   else if ((g11 && (in.op == 32 || in.op == 33)) || (!g11 && in.op == 33)) return;  // s_gl1_inv, s_dcache_inv
-  else unimplemented(c, in, "SMEM opcode not implemented (s_buffer_load and s_prefetch are not)");
+  else fail_instruction(c, in, "SMEM opcode not implemented (s_buffer_load and s_prefetch are not)");
   std::uint64_t base = std::uint64_t{w.sgpr[(in.sbase + 1) & 127]} << 32 | w.sgpr[in.sbase];
   base += std::int64_t(in.offset);
   if (in.soffset != src::null) base += w.sgpr[in.soffset & 127];
@@ -209,7 +209,7 @@ void exec_ds(exec_context& c, wave& w, const instruction& in) {
       d = half < 0 ? tmp[l] : half == 0 ? (d & 0xFFFF0000u) | (tmp[l] & 0xFFFF) : (d & 0xFFFF) | tmp[l] << 16;
     });
   };
-  if (in.gds) unimplemented(c, in, "GDS is not modelled");
+  if (in.gds) fail_instruction(c, in, "GDS is not modelled");
   switch (in.op) {
     case 13: store_n(4); return;
     case 30: store_n(1); return;
@@ -247,7 +247,7 @@ void exec_ds(exec_context& c, wave& w, const instruction& in) {
       lanes([&](unsigned l) {
         unsigned from;
         if (off & 0x8000) from = (l & ~3u) | ((off >> (2 * (l & 3))) & 3);
-        else if (off >= 0xE000) unimplemented(c, in, "ds_swizzle_b32 FFT mode");
+        else if (off >= 0xE000) fail_instruction(c, in, "ds_swizzle_b32 FFT mode");
         else from = ((l & (off & 0x1F)) | ((off >> 5) & 0x1F)) ^ ((off >> 10) & 0x1F);
         tmp[l] = w.active(from) ? w.v(in.addr, from) : 0;  // the data is in the ADDR field
       });
@@ -286,13 +286,13 @@ void exec_ds(exec_context& c, wave& w, const instruction& in) {
     if (rtn) lanes([&](unsigned l) { w.v(in.vdst, l) = old[l]; });
     return;
   }
-  unimplemented(c, in, "DS opcode not implemented");
+  fail_instruction(c, in, "DS opcode not implemented");
 }
 
 void exec_vmem(exec_context& c, wave& w, const instruction& in) {
   if (in.fam == family::mubuf) {
     if (in.op == 43 || in.op == 44) return;  // buffer_gl0_inv / buffer_gl1_inv: no caches here
-    unimplemented(c, in, "MUBUF opcode not implemented (buffer loads and stores are not)");
+    fail_instruction(c, in, "MUBUF opcode not implemented (buffer loads and stores are not)");
   }
   const unsigned op = in.op;
   if (c.l.gen == isa_gen::gfx12 && in.fam == family::global && (op == 43 || op == 44)) return;  // global_inv, global_wb
@@ -385,7 +385,7 @@ void exec_vmem(exec_context& c, wave& w, const instruction& in) {
     if (in.glc) lanes([&](unsigned l) { w.v(in.vdst, l) = old[l]; });
     return;
   }
-  unimplemented(c, in, "FLAT/GLOBAL/SCRATCH opcode not implemented");
+  fail_instruction(c, in, "FLAT/GLOBAL/SCRATCH opcode not implemented");
 }
 
 }  // namespace tg::emu::shader

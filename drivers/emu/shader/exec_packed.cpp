@@ -110,7 +110,7 @@ void exec_vop3p(exec_context& c, wave& w, const instruction& in) {
         pk([&](unsigned l, bool h) { return hf(in.op == 27 ? std::fmin(fhalf(0, l, h), fhalf(1, l, h)) : std::fmax(fhalf(0, l, h), fhalf(1, l, h))); });
         break;
       }
-      unimplemented(c, in, "VOP3P opcode not implemented");
+      fail_instruction(c, in, "VOP3P opcode not implemented");
   }
   for (unsigned l = 0; l < wave_lanes; ++l)
     if ((mask >> l) & 1) w.v(in.vdst, l) = r[l];
@@ -171,9 +171,9 @@ void exec_vopd(exec_context& c, wave& w, const instruction& in) {
     if (!((mask >> l) & 1)) continue;
     const bool vbit = (vcc >> l) & 1;
     if (in.op > 13 || !run_half(in.op, in.srcs[0], in.srcs[1], w.v(in.vdst, l), l, vbit, x[l]))
-      unimplemented(c, in, "VOPD X opcode not implemented");
+      fail_instruction(c, in, "VOPD X opcode not implemented");
     if (!run_half(in.opy, in.srcsy[0], in.srcsy[1], w.v(in.vdsty, l), l, vbit, y[l]))
-      unimplemented(c, in, "VOPD Y opcode not implemented");
+      fail_instruction(c, in, "VOPD Y opcode not implemented");
   }
   for (unsigned l = 0; l < wave_lanes; ++l) {
     if (!((mask >> l) & 1)) continue;

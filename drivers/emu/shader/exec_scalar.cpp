@@ -97,7 +97,7 @@ void exec_sop2(exec_context& c, wave& w, const instruction& in) {
       default: break;
     }
   }
-  unimplemented(c, in, "SOP2 opcode not implemented");
+  fail_instruction(c, in, "SOP2 opcode not implemented");
 }
 
 void exec_sop1(exec_context& c, wave& w, const instruction& in) {
@@ -158,7 +158,7 @@ void exec_sop1(exec_context& c, wave& w, const instruction& in) {
       default: break;
     }
   }
-  unimplemented(c, in, "SOP1 opcode not implemented");
+  fail_instruction(c, in, "SOP1 opcode not implemented");
 }
 
 void exec_sopc(exec_context& c, wave& w, const instruction& in) {
@@ -191,7 +191,7 @@ void exec_sopc(exec_context& c, wave& w, const instruction& in) {
                         as_f32(scalar_source(w, in, in.srcs[1], operand_type::f32)));
     return;
   }
-  unimplemented(c, in, "SOPC opcode not implemented");
+  fail_instruction(c, in, "SOPC opcode not implemented");
 }
 
 void exec_sopk(exec_context& c, wave& w, const instruction& in) {
@@ -231,7 +231,7 @@ void exec_sopk(exec_context& c, wave& w, const instruction& in) {
       default: break;
     }
   }
-  unimplemented(c, in, "SOPK opcode not implemented");
+  fail_instruction(c, in, "SOPK opcode not implemented");
 }
 
 void branch(wave& w, const instruction& in, bool taken) {
@@ -245,7 +245,7 @@ void exec_sopp(exec_context& c, wave& w, const instruction& in) {
     case 0: case 3: case 5: case 7: case 8: case 9: case 10: case 53: case 60: return;
     case 17: c.mode.round32 = in.simm16 & 3; c.mode.round16_64 = (in.simm16 >> 2) & 3; return;
     case 18: c.mode.denorm32 = in.simm16 & 3; c.mode.denorm16_64 = (in.simm16 >> 2) & 3; return;
-    case 31: unimplemented(c, in, "executed s_code_end, the padding after the program (fell off its end?)");
+    case 31: fail_instruction(c, in, "executed s_code_end, the padding after the program (fell off its end?)");
     case 32: branch(w, in, true); return;
     case 33: branch(w, in, !w.scc); return;
     case 34: branch(w, in, w.scc); return;
@@ -257,7 +257,7 @@ void exec_sopp(exec_context& c, wave& w, const instruction& in) {
     case 54:
       // MSG_DEALLOC_VGPRS (3) before s_endpgm (AMDGPUUsage.rst; SIInsertWaitcnts): only s_endpgm follows.
       if ((in.simm16 & 0xFF) == 3) return;
-      unimplemented(c, in, "s_sendmsg of a message other than MSG_DEALLOC_VGPRS");
+      fail_instruction(c, in, "s_sendmsg of a message other than MSG_DEALLOC_VGPRS");
     default: break;
   }
   if (g11 && in.op == 61) {  // s_barrier
@@ -269,7 +269,7 @@ void exec_sopp(exec_context& c, wave& w, const instruction& in) {
     if (in.op == 20) { barrier_wait(c, w, in); return; }    // s_barrier_wait -1
     if (in.op >= 64 && in.op <= 73) return;             // s_wait_loadcnt .. s_wait_storecnt_dscnt
   }
-  unimplemented(c, in, "SOPP opcode not implemented");
+  fail_instruction(c, in, "SOPP opcode not implemented");
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ void valu_operands::prepare_dpp() {
     const unsigned row = l / 16, bank = (l & 15) / 4;
     if (!((in_.dpp.row_mask >> row) & 1) || !((in_.dpp.bank_mask >> bank) & 1)) dpp_mask_ &= ~(1u << l);
     const int s = dpp_source_lane(in_.dpp, l);
-    if (s == -2) unimplemented(c_, in_, "DPP control not valid on this target");
+    if (s == -2) fail_instruction(c_, in_, "DPP control not valid on this target");
     // A source lane that is out of the row, or inactive without FI, reads 0 under bound_ctrl and
     // leaves the lane unwritten otherwise.
     const bool invalid = s < 0 || (!in_.dpp.fi && !w_.active(unsigned(s)));
@@ -206,7 +206,7 @@ void exec_valu(exec_context& c, wave& w, const instruction& in) {
     else if (base == 125) each_bit([&](unsigned l) { return (U(1, l) >> class_bit(H(0, l), std::isnan(H(0, l)) && (s.u16(0, l) & 0x200))) & 1; });
     else if (base == 126) each_bit([&](unsigned l) { return (U(1, l) >> class_bit(F(0, l), (s.u32(0, l) >> 22) & 1)) & 1; });
     else if (base == 127) each_bit([&](unsigned l) { return (U(1, l) >> class_bit(s.f64(0, l), (s.u64(0, l) >> 51) & 1)) & 1; });
-    else unimplemented(c, in, "VOPC opcode not implemented");
+    else fail_instruction(c, in, "VOPC opcode not implemented");
     // Inactive lanes read back as 0 (RDNA3 ISA guide, "VOPC"); v_cmpx writes EXEC only.
     if (op >= 128) w.sgpr[src::exec_lo] = bits;
     else w.write_sgpr(in.fam == family::vop3 ? in.vdst : in.sdst, bits);
@@ -350,7 +350,7 @@ void exec_valu(exec_context& c, wave& w, const instruction& in) {
       return;
     }
     case 384 + 67:  // v_movrels_b32: vdst = VGPR[src0 + M0]
-      if (in.srcs[0] < src::vgpr0) unimplemented(c, in, "v_movrels_b32 of a non-VGPR source");
+      if (in.srcs[0] < src::vgpr0) fail_instruction(c, in, "v_movrels_b32 of a non-VGPR source");
       each([&](unsigned l) { return w.v(in.srcs[0] - src::vgpr0 + w.sgpr[src::m0], l); });
       break;
     case 384 + 80: each([&](unsigned l) { return hr(float(s.u16(0, l))); }); kind = dst::v16; break;
@@ -370,7 +370,7 @@ void exec_valu(exec_context& c, wave& w, const instruction& in) {
     case 384 + 96: each([&](unsigned l) { return hr(hw_sin(H(0, l))); }); kind = dst::v16; break;
     case 384 + 97: each([&](unsigned l) { return hr(hw_cos(H(0, l))); }); kind = dst::v16; break;
     case 384 + 101: {  // v_swap_b32
-      if (in.srcs[0] < src::vgpr0) unimplemented(c, in, "v_swap_b32 of a non-VGPR source");
+      if (in.srcs[0] < src::vgpr0) fail_instruction(c, in, "v_swap_b32 of a non-VGPR source");
       const unsigned a = in.srcs[0] - src::vgpr0;
       for (unsigned l = 0; l < wave_lanes; ++l)
         if ((mask >> l) & 1) std::swap(w.v(a, l), w.v(in.vdst, l));
@@ -446,7 +446,7 @@ void exec_valu(exec_context& c, wave& w, const instruction& in) {
     case 601: each([&](unsigned l) { return std::uint32_t(s.u16(0, l)) * s.u16(1, l) + U(2, l); }); break;
     case 602: each([&](unsigned l) { return std::uint32_t(std::int32_t(std::int16_t(s.u16(0, l))) * std::int16_t(s.u16(1, l)) + I(2, l)); }); break;
     case 603: case 604: {  // v_permlane16_b32 / v_permlanex16_b32 (the other row); opsel[0] = FI, opsel[1] = bound_ctrl
-      if (in.srcs[0] < src::vgpr0) unimplemented(c, in, "permlane of a non-VGPR source");
+      if (in.srcs[0] < src::vgpr0) fail_instruction(c, in, "permlane of a non-VGPR source");
       const std::uint64_t sel = std::uint64_t{s.u32(2, 0)} << 32 | s.u32(1, 0);
       const bool fi = in.opsel & 1, bound = in.opsel & 2;
       each([&](unsigned l) -> std::uint64_t {
@@ -518,7 +518,7 @@ void exec_valu(exec_context& c, wave& w, const instruction& in) {
     case 829: each([&](unsigned l) { return s.u64(1, l) >> (U(0, l) & 63); }); kind = dst::v64; break;
     case 830: each([&](unsigned l) { return std::uint64_t(std::int64_t(s.u64(1, l)) >> (U(0, l) & 63)); }); kind = dst::v64; break;
     case 864: {  // v_readlane_b32 sdst, vsrc, lane: any lane, whatever EXEC says
-      if (in.srcs[0] < src::vgpr0) unimplemented(c, in, "v_readlane_b32 of a non-VGPR source");
+      if (in.srcs[0] < src::vgpr0) fail_instruction(c, in, "v_readlane_b32 of a non-VGPR source");
       w.write_sgpr(in.vdst, w.v(in.srcs[0] - src::vgpr0, s.u32(1, 0) & 31));
       return;
     }
@@ -557,7 +557,7 @@ void exec_valu(exec_context& c, wave& w, const instruction& in) {
         w.write_sgpr(in.vdst, bits_of(s.out_f32(perturb ? perturb_ulp(v, 1) : v)));
         return;
       }
-      unimplemented(c, in, "VALU opcode not implemented");
+      fail_instruction(c, in, "VALU opcode not implemented");
   }
 
   // Write back only the lanes that ran; the carry / flag SGPR gets 0 for the others.

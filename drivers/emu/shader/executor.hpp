@@ -37,8 +37,9 @@ struct exec_context {
   gpu_va pc;  // of the instruction running, for messages
 };
 
-// Ends the dispatch: "<why>: <mnemonic> (<raw dwords>) at <pc> (program +<offset>) of the <target> kernel at <va>".
-[[noreturn]] void unimplemented(const exec_context& c, const instruction& in, const std::string& why);
+// Ends the dispatch with a shader fault (an instruction not implemented, or one that faults: LDS or
+// scratch out of range, a barrier misused): "<why>: <mnemonic> (<raw dwords>) at <pc> (program +<offset>) of the <target> kernel at <va>".
+[[noreturn]] void fail_instruction(const exec_context& c, const instruction& in, const std::string& why);
 
 // The 16 float compare conditions of VOPC and of gfx12's SOPC (F, LT, EQ, LE, GT, LG, GE, O, U, NGE,
 // NLG, NGT, NLE, NEQ, NLT, T, in opcode order); floats compare exactly as doubles.

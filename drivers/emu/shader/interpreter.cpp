@@ -250,12 +250,12 @@ void barrier_signal(exec_context& c, wave& w) {
 }
 
 void barrier_wait(exec_context& c, wave& w, const instruction& in) {
-  if (!w.barrier_signalled) unimplemented(c, in, "s_barrier_wait without s_barrier_signal first");
+  if (!w.barrier_signalled) fail_instruction(c, in, "s_barrier_wait without s_barrier_signal first");
   w.barrier_signalled = false;
   if (c.group.barrier_generation == w.barrier_seen) w.at_barrier = true;  // resumes once it moves on
 }
 
-void unimplemented(const exec_context& c, const instruction& in, const std::string& why) {
+void fail_instruction(const exec_context& c, const instruction& in, const std::string& why) {
   const std::uint64_t off = c.pc.value - c.l.program.value;
   throw shader_fault(str("shader: ", why, ": ", mnemonic(c.l.gen, in), " (", raw_words(in), ") at PC ", c.pc,
                          " (program + ", hex{off}, ") of the ", c.l.target, " kernel at ", c.l.program),
