@@ -44,13 +44,7 @@ struct gfx12_pci {
   static constexpr emu::emulated_bus bus = emu::emulated_bus::pci;
 };
 
-amd::am_options options_for(const emu::emulated_machine& m) {
-  amd::am_options o;
-  o.firmware_dir = m.firmware_dir();
-  o.timeout = 2000ms;
-  o.queue_timeout = 10000ms;
-  return o;
-}
+using test::options_for;
 
 // A RELEASE_MEM round trip on the compute queue: the CP saw the doorbell.
 void check_compute_runs(amd::am_device& dev) {

@@ -8,6 +8,7 @@
 //   if (!inc) return;  // no LLVM tools: the test says so and checks nothing more
 //   dev.compute().submit(tg::test::one_group_dispatch(dev, *inc, kernargs));
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -15,11 +16,22 @@
 #include <vector>
 
 #include "drivers/amd/am_device.hpp"
+#include "drivers/emu/machine/emulated_machine.hpp"
 #include "drivers/amd/code_object.hpp"
 #include "runtime/queue/pm4.hpp"
 #include "tests/drivers/amd/add_kernel.hpp"
 
 namespace tg::test {
+
+// The driver's options for an emulated machine: its firmware, and timeouts that fail a test in
+// seconds rather than hang it.
+inline amd::am_options options_for(const emu::emulated_machine& m) {
+  amd::am_options o;
+  o.firmware_dir = m.firmware_dir();
+  o.timeout = std::chrono::milliseconds(2000);
+  o.queue_timeout = std::chrono::milliseconds(10000);
+  return o;
+}
 
 // The LLVM processor the tests compile for: the first of each generation the emulator models.
 inline std::string mcpu_of(queue::pm4::gfx_version gfx) {

@@ -51,13 +51,7 @@ transport::system_buses buses_for(emu::emulated_machine& m, session_log& log) {
   return b;
 }
 
-amd::am_options options_for(const emu::emulated_machine& m) {
-  amd::am_options o;
-  o.firmware_dir = m.firmware_dir();
-  o.timeout = 2000ms;
-  o.queue_timeout = 10000ms;
-  return o;
-}
+using test::options_for;
 
 // kernels/fill.ll, run as machine code by the emulated GPU: i + tag into the first 4096 dwords of
 // its output buffer.
