@@ -5,6 +5,8 @@
 #include <string>
 
 #include <tg/core/error.hpp>
+#include <tg/device.hpp>
+#include <tg/log.hpp>
 
 #include "runtime/transport/open_transport.hpp"
 
@@ -23,6 +25,20 @@ amd::am_options options_for(const emulated_machine& m) {
   amd::am_options o;
   o.firmware_dir = m.firmware_dir();
   return o;
+}
+
+// TG_DEBUG=2: one line per interpreted dispatch, with what it did (drivers/emu/shader/interpreter.hpp).
+void log_dispatch(const shader::launch& l, const shader::dispatch_counters& k) {
+  const auto& g = l.workgroups;
+  const auto& s = l.workgroup_size;
+  log(log_level::debug,
+      str("emu: dispatch on ", l.target, " of ", l.program, ", ", g[0], "x", g[1], "x", g[2], " groups of ", s[0], "x", s[1],
+          "x", s[2], ": ", k.waves, " waves, ", k.instructions, " wave-instructions (valu ", k.valu, ", salu ", k.salu,
+          ", smem ", k.smem, ", vmem ", k.vmem, ", lds ", k.lds, ", branch ", k.branch, ", other ", k.other, "), ",
+          k.global_bytes_read, " bytes read and ", k.global_bytes_written, " written by the lanes, ",
+          k.global_lines * 128, " bytes in distinct 128-byte lines, ", k.memory_waits, " waits for loads in flight (",
+          k.max_wave_memory_waits, " in the wave with most), ", k.vgprs, " VGPRs (", k.waves_per_simd,
+          " waves per SIMD)"));
 }
 
 }  // namespace
@@ -55,6 +71,8 @@ emu_device::emu_device(const emu_device_config& config)
 // am_backend keeps a reference to the machine (keep_alive) so that the GPU runs until the driver
 // has shut its queues down and the transport is closed.
 emu_device::emu_device(std::shared_ptr<emulated_machine> machine)
-    : am_backend("AMD:EMU", open_on(*machine), options_for(*machine), machine), machine_(std::move(machine)) {}
+    : am_backend("AMD:EMU", open_on(*machine), options_for(*machine), machine), machine_(std::move(machine)) {
+  if (debug_level() >= 2) machine_->device().observe_dispatches(log_dispatch);
+}
 
 }  // namespace tg::emu

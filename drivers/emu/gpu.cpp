@@ -254,6 +254,11 @@ shader::dispatch_counters gpu::last_dispatch() const {
   return core_->last_dispatch;
 }
 
+void gpu::observe_dispatches(dispatch_observer observer) {
+  lock l(*this);
+  core_->dispatch_observer = std::move(observer);
+}
+
 tlb_stats gpu::tlb() const {
   lock l(*this);
   return core_->gmmu.stats();

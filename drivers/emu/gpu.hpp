@@ -44,6 +44,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <span>
 #include <map>
@@ -131,6 +132,11 @@ class gpu {
   gpu_stats stats() const;
   // What the last interpreted dispatch did (drivers/emu/shader/interpreter.hpp).
   shader::dispatch_counters last_dispatch() const;
+  // `observer` sees every interpreted dispatch once it ends (faulted ones too), with its launch
+  // state and counters: for TG_DEBUG=2 and cost reports. It runs on the GPU's thread under its
+  // lock, so it must not call the gpu. An empty function stops it.
+  using dispatch_observer = std::function<void(const shader::launch&, const shader::dispatch_counters&)>;
+  void observe_dispatches(dispatch_observer observer);
   tlb_stats tlb() const;
   // The compute queue of an HQD (GRBM_GFX_CNTL me/pipe/queue; the PM4 queue is me 1, pipe 0,
   // queue 0, tinygrad/runtime/support/am/ip.py; gfx_v11_0.c), and the SDMA queue; nullopt when not set up.

@@ -5,6 +5,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -68,6 +69,7 @@ struct gpu_core {
   std::vector<interrupt_record> interrupts;
   gpu_stats stats;
   shader::dispatch_counters last_dispatch;  // of the last interpreted dispatch (drivers/emu/shader)
+  std::function<void(const shader::launch&, const shader::dispatch_counters&)> dispatch_observer;  // gpu::observe_dispatches
   std::chrono::steady_clock::time_point power_on;
 };
 

@@ -194,8 +194,8 @@ queue_engine::outcome pm4_engine::dispatch_direct(packet& p) {
     if (auto by_code = core_.kernels_by_code.find(hash); by_code != core_.kernels_by_code.end())
       twin = &by_code->second;
   }
-  // A program with no host twin runs as machine code (drivers/emu/shader). Host twins stay, for now,
-  // for the AMD:EMU backend's tg kernels until tg's AMDGPU code generator lands (issue 11, scope 6).
+  // A program with no host twin runs as machine code (drivers/emu/shader). tg's kernels have none;
+  // twins are registered only by tests (emu_device::load_program with a host function).
   if (twin == nullptr) return interpret(program, groups);
 
   std::array<std::uint32_t, 3> threads{};
@@ -246,11 +246,19 @@ queue_engine::outcome pm4_engine::interpret(gpu_va program, std::array<std::uint
   ++core_.stats.dispatches;
   core_.last_dispatch = {};
   if (groups[0] == 0 || groups[1] == 0 || groups[2] == 0) return {outcome::done, 4 * pm4::dispatch_direct_dwords};
+  auto report = [&] {  // the observer sees faulted dispatches too
+    if (core_.dispatch_observer) core_.dispatch_observer(l, core_.last_dispatch);
+  };
   try {
     shader::run_dispatch(core_.gmmu, l, core_.last_dispatch, core_.icache);
   } catch (const shader::shader_fault& e) {
+    report();
     throw queue_fault(fault_kind::shader_error, e.what(), e.pc);
+  } catch (...) {  // a page fault
+    report();
+    throw;
   }
+  report();
   return {outcome::done, 4 * pm4::dispatch_direct_dwords};
 }
 

@@ -33,6 +33,7 @@ class lane_memory {
       case place::global:
         c_.memory.read(gpu_va{p.address}, {static_cast<std::byte*>(out), n}, utcl2_client::cpc);
         c_.counters.global_bytes_read += n;
+        c_.lines.touch(p.address, n, c_.counters);
         return;
       case place::lds: std::memcpy(out, lds(p.address, n), n); return;
       case place::scratch:
@@ -45,6 +46,7 @@ class lane_memory {
       case place::global:
         c_.memory.write(gpu_va{p.address}, {static_cast<const std::byte*>(in), n}, utcl2_client::cpc);
         c_.counters.global_bytes_written += n;
+        c_.lines.touch(p.address, n, c_.counters);
         return;
       case place::lds: std::memcpy(lds(p.address, n), in, n); return;
       case place::scratch:
@@ -157,6 +159,7 @@ void exec_smem(exec_context& c, wave& w, const instruction& in) {
   std::array<std::uint32_t, 16> data{};
   c.memory.read(gpu_va{base}, std::as_writable_bytes(std::span(data.data(), dwords)), utcl2_client::cpc);
   c.counters.global_bytes_read += 4 * dwords;
+  c.lines.touch(base, 4 * dwords, c.counters);
   for (unsigned i = 0; i < dwords; ++i) w.write_sgpr(in.sdst + i, data[i]);
 }
 
@@ -322,6 +325,7 @@ void exec_vmem(exec_context& c, wave& w, const instruction& in) {
       if ((mask >> l) & 1) fn(l);
   };
   auto load = [&](unsigned bytes, bool sign, int half) {
+    w.note_load();
     std::vector<std::uint32_t> tmp(wave_lanes * 4);
     lanes([&](unsigned l) {
       m.read(where(l), l, &tmp[l * 4], bytes);

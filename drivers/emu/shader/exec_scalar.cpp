@@ -227,7 +227,8 @@ void exec_sopk(exec_context& c, wave& w, const instruction& in) {
       case 12: w.scc = cur >= ku; return;
       case 13: w.scc = cur < ku; return;
       case 14: w.scc = cur <= ku; return;
-      case 24: case 25: case 26: case 27: return;  // s_waitcnt_vscnt/vmcnt/expcnt/lgkmcnt: memory is synchronous
+      case 25: w.note_load_wait((d == src::null ? 0 : cur) + ku); return;  // s_waitcnt_vmcnt: SGPR + SIMM16
+      case 24: case 26: case 27: return;  // s_waitcnt_vscnt/expcnt/lgkmcnt: memory is synchronous
       default: break;
     }
   }
@@ -241,8 +242,15 @@ void branch(wave& w, const instruction& in, bool taken) {
 void exec_sopp(exec_context& c, wave& w, const instruction& in) {
   const bool g11 = c.l.gen == isa_gen::gfx11;
   switch (in.op) {
-    // Hints and waits: memory and ALU results are complete when the next instruction runs.
-    case 0: case 3: case 5: case 7: case 8: case 9: case 10: case 53: case 60: return;
+    // Hints and waits: memory and ALU results are complete when the next instruction runs. The
+    // cost model still counts the waits for vector loads (wave.hpp: note_load_wait).
+    case 9:  // s_waitcnt (gfx11): VM_CNT in SIMM16[15:10] (AMDGPUBaseInfo.cpp: getVmcntBitShiftLo for GFX11)
+      if (g11) w.note_load_wait((std::uint32_t(in.simm16) >> 10) & 0x3F);
+      return;
+    case 10:  // s_wait_idle
+      w.note_load_wait(0);
+      return;
+    case 0: case 3: case 5: case 7: case 8: case 53: case 60: return;
     case 17: c.mode.round32 = in.simm16 & 3; c.mode.round16_64 = (in.simm16 >> 2) & 3; return;
     case 18: c.mode.denorm32 = in.simm16 & 3; c.mode.denorm16_64 = (in.simm16 >> 2) & 3; return;
     case 31: fail_instruction(c, in, "executed s_code_end, the padding after the program (fell off its end?)");
@@ -260,6 +268,9 @@ void exec_sopp(exec_context& c, wave& w, const instruction& in) {
       fail_instruction(c, in, "s_sendmsg of a message other than MSG_DEALLOC_VGPRS");
     default: break;
   }
+  // s_set_inst_prefetch_distance (gfx11): how far the SQ prefetches code, a hint with no effect on results
+  // (LLVM puts it around small loops: SIISelLowering.cpp, SITargetLowering::getPrefLoopAlignment).
+  if (g11 && in.op == 4) return;
   if (g11 && in.op == 61) {  // s_barrier
     barrier_signal(c, w);
     barrier_wait(c, w, in);
@@ -267,7 +278,11 @@ void exec_sopp(exec_context& c, wave& w, const instruction& in) {
   }
   if (!g11) {
     if (in.op == 20) { barrier_wait(c, w, in); return; }    // s_barrier_wait -1
-    if (in.op >= 64 && in.op <= 73) return;             // s_wait_loadcnt .. s_wait_storecnt_dscnt
+    // s_wait_loadcnt (SIMM16 = LOADcnt) and s_wait_loadcnt_dscnt (LOADcnt in SIMM16[13:8]), then
+    // the other counters' waits (RDNA4 ISA guide, "Dependency Checking").
+    if (in.op == 64) { w.note_load_wait(std::uint32_t(in.simm16) & 0x3F); return; }
+    if (in.op == 72) { w.note_load_wait((std::uint32_t(in.simm16) >> 8) & 0x3F); return; }
+    if (in.op >= 65 && in.op <= 73) return;
   }
   fail_instruction(c, in, "SOPP opcode not implemented");
 }

@@ -5,7 +5,9 @@
 // VOPD pairs see the values from before the instruction. The wave's PC already points past the
 // instruction; branches overwrite it.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "drivers/emu/mmu.hpp"
@@ -28,6 +30,24 @@ struct float_mode {
   unsigned round32 = 0, round16_64 = 0;    // 0 nearest even (the only one implemented)
 };
 
+// The 128-byte lines one dispatch's global accesses touched, counted into dispatch_counters::global_lines.
+class line_tracker {
+ public:
+  static constexpr unsigned line_bytes = 128;
+  void touch(std::uint64_t address, unsigned bytes, dispatch_counters& k) {
+    const std::uint64_t first = address / line_bytes, last = (address + bytes - 1) / line_bytes;
+    for (std::uint64_t line = first; line <= last; ++line) {
+      if (line == recent_) continue;  // neighbouring lanes mostly share a line: skip the set
+      recent_ = line;
+      if (seen_.insert(line).second) ++k.global_lines;
+    }
+  }
+
+ private:
+  std::unordered_set<std::uint64_t> seen_;
+  std::uint64_t recent_ = ~std::uint64_t{0};
+};
+
 struct exec_context {
   mmu& memory;
   const launch& l;
@@ -35,6 +55,7 @@ struct exec_context {
   workgroup& group;
   float_mode mode;
   gpu_va pc;  // of the instruction running, for messages
+  line_tracker& lines;
 };
 
 // Ends the dispatch with a shader fault (an instruction not implemented, or one that faults: LDS or

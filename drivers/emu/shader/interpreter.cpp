@@ -170,7 +170,7 @@ class dispatcher {
       ++k_.waves;
     }
     ++k_.workgroups;
-    exec_context c{m_, l_, k_, g, mode_, l_.program};
+    exec_context c{m_, l_, k_, g, mode_, l_.program, lines_};
     bool progress = true;
     while (progress) {
       progress = false;
@@ -187,6 +187,10 @@ class dispatcher {
         for (wave& w : g.waves)
           if (!w.ended) fault(gpu_va{w.pc}, "every wave of the workgroup waits at a barrier no wave can release");
       }
+    }
+    for (const wave& w : g.waves) {
+      k_.memory_waits += w.memory_waits;
+      k_.max_wave_memory_waits = std::max(k_.max_wave_memory_waits, w.memory_waits);
     }
   }
 
@@ -223,12 +227,12 @@ class dispatcher {
     }
   }
 
-
   mmu& m_;
   const launch& l_;
   dispatch_counters& k_;
   instruction_cache& icache_;
   float_mode mode_;
+  line_tracker lines_;
   unsigned user_sgprs_ = 0, tgid_enable_ = 0, tidig_ = 0, waves_per_group_ = 1;
   std::uint32_t lds_bytes_ = 0, scratch_waves_ = 1, scratch_lane_bytes_ = 0;
 };

@@ -46,8 +46,14 @@ struct launch {
 // What one dispatch did (issue 11: the code generator's cost model).
 struct dispatch_counters {
   std::uint64_t instructions = 0, salu = 0, valu = 0, smem = 0, vmem = 0, lds = 0, branch = 0, other = 0;
-  std::uint64_t global_bytes_read = 0, global_bytes_written = 0;
+  std::uint64_t global_bytes_read = 0, global_bytes_written = 0;  // as the lanes and scalar loads asked for them
+  // Distinct 128-byte lines (the GL2 line size of RDNA3 / RDNA4) that global accesses touched: the
+  // DRAM traffic of a cache big enough for the dispatch, which is what a roofline model charges.
+  std::uint64_t global_lines = 0;
   std::uint64_t waves = 0, workgroups = 0;
+  // Waits (s_waitcnt vmcnt, s_wait_loadcnt) that found a vector load of the wave still in flight:
+  // memory latencies the wave had to sit out. Summed over waves, and the most any one wave had.
+  std::uint64_t memory_waits = 0, max_wave_memory_waits = 0;
   unsigned vgprs = 0, sgprs = 0;   // what COMPUTE_PGM_RSRC1 asks for (wave32 granules)
   unsigned waves_per_simd = 0;     // occupancy those VGPRs allow (1536-entry file, 24-VGPR granule, at most 16)
 };

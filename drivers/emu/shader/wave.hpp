@@ -40,6 +40,17 @@ struct wave {
   std::uint64_t scratch_base = 0;  // this wave's private segment (lane-major, see exec_memory.cpp)
   std::uint32_t scratch_lane_bytes = 0;
   std::uint64_t instructions = 0;
+  // For the cost model (interpreter.hpp: dispatch_counters::memory_waits): vector loads issued and
+  // not yet waited for, and the waits that found one still in flight, each a memory latency the
+  // wave could not hide. Loads complete at once here; only the count is kept.
+  unsigned loads_in_flight = 0;
+  std::uint64_t memory_waits = 0;
+  void note_load() { ++loads_in_flight; }
+  void note_load_wait(std::uint32_t allowed) {
+    if (loads_in_flight <= allowed) return;
+    ++memory_waits;
+    loads_in_flight = allowed;
+  }
 
   std::uint32_t& v(unsigned reg, unsigned lane) { return vgpr[(reg & 0xFF) * wave_lanes + lane]; }
   std::uint32_t v(unsigned reg, unsigned lane) const { return vgpr[(reg & 0xFF) * wave_lanes + lane]; }

@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "drivers/amd/code_object.hpp"
 #include "tests/drivers/amd/add_kernel.hpp"
@@ -153,7 +155,14 @@ TEST_CASE_TEMPLATE("a dispatch runs the kernel's machine code, which adds two bu
   pm4::emit_dispatch(cb, *add, args_for(G::gen, groups, kargs.va, scratch.va, 64));
   emit_signal(cb, sig.va, 1);
   q.submit(cb);
+  std::vector<shader::dispatch_counters> observed;
+  std::string observed_target;
+  rig.g.observe_dispatches([&](const shader::launch& l, const shader::dispatch_counters& k) {
+    observed.push_back(k);
+    observed_target = std::string(l.target);
+  });
   rig.g.step_until_idle();
+  rig.g.observe_dispatches({});
 
   REQUIRE(rig.g.faults().empty());
   CHECK(rig.load32(sig, 0) == 1);
@@ -161,6 +170,15 @@ TEST_CASE_TEMPLATE("a dispatch runs the kernel's machine code, which adds two bu
   CHECK(k.workgroups == groups);
   CHECK(k.waves == 2 * groups);  // 64 threads: two wave32s
   CHECK(k.global_bytes_written == 4 * n);
+  // Each buffer is 4n bytes (page aligned), read or written once: its lines, plus the kernel
+  // arguments' line (and at most one more for a buffer the lanes leave unaligned).
+  const std::uint64_t lines = 3 * (4 * n / 128);
+  CHECK(k.global_lines >= lines);
+  CHECK(k.global_lines <= lines + 4);
+  REQUIRE(observed.size() == 1);
+  CHECK(observed[0].instructions == k.instructions);
+  CHECK(observed[0].global_lines == k.global_lines);
+  CHECK(observed_target == (G::gen == gfx_gen::gfx11 ? "gfx1100" : "gfx1200"));
   std::vector<float> vc(n);
   rig.g.vram().read(c.pa, std::as_writable_bytes(std::span(vc)));
   bool exact = true;

@@ -238,3 +238,39 @@ TEST_CASE("gfx12 v_maximum / v_minimum (and their 3-operand forms) propagate NaN
     if (std::isnan(x) != std::isnan(y)) CHECK(o[160 + l] == (std::isnan(x) ? y : x));  // maxNum, for contrast
   }
 }
+
+TEST_CASE("the cost counters: waits that find a vector load in flight, and the distinct lines touched") {
+  for (const char* mcpu : targets) {
+    CAPTURE(mcpu);
+    const bool g12 = is_gfx12(mcpu);
+    const std::string kwait = g12 ? "s_wait_kmcnt 0" : "s_waitcnt lgkmcnt(0)";
+    auto load_wait = [&](int n) { return g12 ? "  s_wait_loadcnt " + std::to_string(n) + "\n" : "  s_waitcnt vmcnt(" + std::to_string(n) + ")\n"; };
+    // Three loads, then a wait that lets two stay in flight (one latency), a wait for all (a second), and a
+    // wait with none in flight (free). Then a load and a wait for it (a third). Lanes read 4 bytes each of
+    // one 128-byte line per load; the loads cover lines 0, 1, 2 and 0 again; the store writes line 8.
+    const std::string body =
+        "  s_load_b64 s[4:5], s[0:1], 0x0\n  " + kwait + "\n"
+        "  v_lshlrev_b32 v3, 2, v0\n"
+        "  global_load_b32 v4, v3, s[4:5]\n"
+        "  global_load_b32 v5, v3, s[4:5] offset:128\n"
+        "  global_load_b32 v6, v3, s[4:5] offset:256\n" + load_wait(2) + load_wait(0) + load_wait(0) +
+        "  global_load_b32 v7, v3, s[4:5]\n" + load_wait(0) +
+        "  v_add_nc_u32 v4, v4, v7\n"
+        "  global_store_b32 v3, v4, s[4:5] offset:1024\n";
+    temp_dir dir;
+    shader_rig r(gen_of(mcpu));
+    r.load(assembly_object(dir, "waits", mcpu, kernel_asm(mcpu, body)));
+    buffer buf = r.alloc(4096);
+    std::vector<std::uint32_t> data(1024);
+    for (std::uint32_t i = 0; i < 1024; ++i) data[i] = i;
+    r.put(buf, data);
+    REQUIRE_MESSAGE(r.dispatch("k", {1, 1, 1}, {32, 1, 1}, {buf.va.value}), fault_text(r));
+    const auto k = r.rig.g.last_dispatch();
+    CHECK(k.memory_waits == 3);
+    CHECK(k.max_wave_memory_waits == 3);
+    // Lines 0, 1, 2 and 8 of the buffer, and the kernel arguments' line.
+    CHECK(k.global_lines == 5);
+    const auto o = r.get<std::uint32_t>(buf, 512);
+    for (std::uint32_t l = 0; l < 32; ++l) CHECK(o[256 + l] == 2 * l);
+  }
+}
