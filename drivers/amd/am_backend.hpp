@@ -10,10 +10,9 @@
 //     the kernels queued so far (a host wait on the compute queue) and complete on return;
 //   - programs: a code object's kernel loaded into VRAM (load_program); launch writes the kernargs
 //     as layout_kernargs lays them out and dispatches with pm4::emit_dispatch, without waiting;
-//   - compile from a tg AST (am_backend_compile.cpp): with TG_AMD_CODEGEN=1, the kernel rendered
-//     for the device's processor (runtime/codegen/amdgpu_kernel.hpp), compiled in process
-//     (amdgpu_compiler.hpp) and loaded as above, its grid computed at each launch from the
-//     variables; otherwise usage_error (the code generator is new and off by default).
+//   - compile from a tg AST (am_backend_compile.cpp): the kernel rendered for the device's
+//     processor (runtime/codegen/amdgpu_kernel.hpp), compiled in process (amdgpu_compiler.hpp)
+//     and loaded as above, its grid computed at each launch from the variables.
 //
 //   tg::device dev("AMD:USB:0");                      // am_backend_registration.cpp
 //   auto& amd = dynamic_cast<tg::amd::am_backend&>(dev.impl());
@@ -110,7 +109,7 @@ class am_program final : public program {
 
   const queue::pm4::kernel_summary& summary() const { return summary_; }
   // The loaded image from the entry on: the bytes the command processor fetches first (the
-  // emulator finds a kernel's host twin by them).
+  // emulator finds a test's host twin by them, emu_device::load_program).
   std::span<const std::byte> entry_code() const { return entry_code_; }
   const kernarg_layout& layout() const { return layout_; }
 

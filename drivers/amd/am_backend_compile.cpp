@@ -8,9 +8,11 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
-#include <cstdlib>
-#include <string_view>
+#include <chrono>
+#include <cstdio>
 #include <tg/core/error.hpp>
+#include <tg/device.hpp>
+#include <tg/log.hpp>
 
 #include "drivers/amd/am_backend.hpp"
 #include "runtime/codegen/amdgpu_compiler.hpp"
@@ -22,11 +24,6 @@ namespace {
 
 // Work-items per workgroup: 8 waves of 32.
 constexpr int workgroup_size = 256;
-
-bool codegen_enabled() {
-  const char* v = std::getenv("TG_AMD_CODEGEN");
-  return v != nullptr && std::string_view(v) != "" && std::string_view(v) != "0";
-}
 
 // A tg kernel compiled for the device: the loaded program, and what launch needs to size its grid.
 class compiled_program final : public program {
@@ -64,12 +61,28 @@ codegen::amdgpu_compiler& am_backend::compiler() {
   return *compiler_;
 }
 
+namespace {
+
+// TG_DEBUG=1: one line per compiled kernel. The register counts come from its descriptor
+// (AMDGPUUsage "Kernel Descriptor", COMPUTE_PGM_RSRC1 GRANULATED_WORKITEM_VGPR_COUNT, so VGPRs
+// in allocation granules; and PRIVATE_SEGMENT_FIXED_SIZE, scratch bytes per work-item). SGPRs
+// are not reported: on GFX10 and later GRANULATED_WAVEFRONT_SGPR_COUNT is reserved (0) and every
+// wave gets the full SGPR file, so the descriptor does not say how many the kernel uses.
+void log_compiled(const std::string& device, const std::string& kernel, const std::string& processor,
+                  const kernel_descriptor& kd, std::chrono::steady_clock::time_point start) {
+  if (debug_level() < 1) return;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  char line[240];
+  std::snprintf(line, sizeof line, "%s: compiled kernel %s for %s in %.1f ms: %u VGPRs, %u scratch bytes per work-item, "
+                "%u LDS bytes", device.c_str(), kernel.c_str(), processor.c_str(), ms, unsigned(kd.vgpr_count()),
+                unsigned(kd.private_segment_fixed_size), unsigned(kd.group_segment_fixed_size));
+  log(log_level::debug, line);
+}
+
+}  // namespace
+
 std::shared_ptr<program> am_backend::compile(const kernel_source& source) {
-  if (!codegen_enabled())
-    throw usage_error(str(name_, ": cannot compile kernel '", source.name,
-                          "': tg has no AMD code generator yet (tg AST -> AMDGPU) turned on by default, so tg kernels ",
-                          "cannot run on AMD GPUs; use the CPU device for them, load a code object with ",
-                          "am_backend::load_program, or set TG_AMD_CODEGEN=1 for the experimental one"));
+  const auto start = std::chrono::steady_clock::now();
   codegen::amdgpu_compiler& c = compiler();
   llvm::LLVMContext context;
   llvm::Module module(source.name, context);
@@ -81,6 +94,7 @@ std::shared_ptr<program> am_backend::compile(const kernel_source& source) {
   std::vector<kernarg> args(std::size_t(shape.buffers), kernarg_pointer);
   args.insert(args.end(), std::size_t(shape.vars), kernarg_u64);
   std::shared_ptr<am_program> loaded = load_program(co, source.name, args, {});
+  log_compiled(name_, source.name, c.processor(), co.kernel(source.name).descriptor, start);
   return std::make_shared<compiled_program>(std::move(loaded), source.nodes, source.global_ranges, shape, source.name);
 }
 

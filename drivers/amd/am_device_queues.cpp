@@ -111,6 +111,11 @@ void am_device::check_faults(const std::string& queue_name) {
     gc.update("regGCVM_L2_PROTECTION_FAULT_CNTL", {{"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 1}});
     gc.update("regGCVM_L2_PROTECTION_FAULT_CNTL", {{"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 0}});
   }
+  if (!va && ctx_.opt.emulator_faults) {
+    const std::string emulated = ctx_.opt.emulator_faults();
+    if (!emulated.empty())
+      throw device_error(str(ctx_.name(), ": queue ", queue_name, " stopped: the emulated GPU reports ", emulated));
+  }
   if (!va) return;
   throw device_error(str(ctx_.name(), ": queue ", queue_name, ": GPU page fault at VA ", hex{*va}, " (",
                          write ? "write" : "read", ", ", status_reg + 3, " = ", hex{status},

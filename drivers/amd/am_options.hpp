@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace tg::amd {
@@ -23,6 +24,10 @@ struct am_options {
   std::uint64_t compute_ring_bytes = 0, sdma_ring_bytes = 0;
   // Called with each boot step's name ("discovery", "psp: load sos", ...), for the CLI.
   std::function<void(std::string_view)> progress;
+  // Emulated cards only (drivers/emu): what the emulator recorded that a card would show as a
+  // hung queue (an instruction its interpreter cannot run, say), or "". Queue waits poll it with
+  // the GPU's own fault registers, so a test sees the reason at once instead of a 30 s timeout.
+  std::function<std::string()> emulator_faults;
 };
 
 }  // namespace tg::amd

@@ -13,7 +13,9 @@
 #include <tg/device.hpp>
 #include "runtime/opt/heuristic.hpp"
 #include <tg/core/error.hpp>
+#include "drivers/cpu/cpu_target.hpp"
 #include "drivers/cpu/orc_jit.hpp"
+#include <tg/log.hpp>
 #include "drivers/cpu/thread_pool.hpp"
 
 namespace tg::cpu {
@@ -52,6 +54,18 @@ class cpu_program final : public program {
   thread_pool& pool_;
 };
 
+// What a kernel's int8 dot products become on this target, for TG_DEBUG=1: pair sums of
+// 16-bit products (the int8 matmuls) are pmaddwd, folded into vpdpwssd with VNNI.
+std::string isa_form(std::span<const ast::node> nodes, const codegen::kernel_opts& opts, const cpu_target& target) {
+  bool pairs = false;
+  for (const ast::node& n : nodes) pairs = pairs || (n.o == ast::op::reduce_sum && n.arg == ast::reduce_as_lanes && !is_float(n.dt));
+  const int vector = opts.vector_lanes && !opts.upcast.empty() ? opts.upcast.back() : 0;
+  std::string form = str(target.level, ", ", target.vector_bits, "-bit");
+  if (pairs) form += target.vnni ? ", int8 dot vpdpwssd" : ", int8 dot vpmaddwd+vpaddd";
+  if (vector > 1) form += str(", ", vector, " output lanes per vector");
+  return form;
+}
+
 int thread_count(const device_options& options) {
   if (options.threads < 0) throw usage_error(str("device 'CPU': ", options.threads, " threads (give 1 or more, or 0 for the default)"));
   if (options.threads > 0) return options.threads;
@@ -61,7 +75,9 @@ int thread_count(const device_options& options) {
 
 class cpu_backend final : public backend {
  public:
-  explicit cpu_backend(int threads) : pool_(threads) {}
+  explicit cpu_backend(int threads) : target_(host_cpu_target()), jit_(target_), pool_(threads) {
+    if (debug_level() >= 1) log(log_level::debug, str("cpu: ", target_.describe()));
+  }
   std::string name() const override { return "CPU"; }
   void* allocate(std::size_t size_bytes) override {
     void* p = std::aligned_alloc(64, (size_bytes + 63) / 64 * 64);
@@ -82,11 +98,13 @@ class cpu_backend final : public backend {
                               source.global_ranges, " output ranges"));
       opts = {source.upcast, source.vector_lanes};
     }
+    opts.isa = target_.isa();
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>(source.name, *context);
     jit_.prepare(*module);
     std::string symbol = source.name + "_" + std::to_string(counter_++);
     codegen::emit_kernel(*module, symbol, source.nodes, source.global_ranges, opts);
+    if (debug_level() >= 1) log(log_level::debug, str("cpu: ", source.name, ": ", isa_form(source.nodes, opts, target_)));
     void* fn = jit_.compile(std::move(context), std::move(module), symbol, debug_level() >= 3);
     return std::make_shared<cpu_program>(reinterpret_cast<kernel_fn>(fn),
                                          std::vector<ast::node>(source.nodes.begin(), source.nodes.end()),
@@ -94,6 +112,7 @@ class cpu_backend final : public backend {
   }
 
  private:
+  const cpu_target& target_;
   orc_jit jit_;
   thread_pool pool_;
   std::atomic<int> counter_{0};

@@ -12,6 +12,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
 #include <tg/core/error.hpp>
 #include <tg/log.hpp>
 
@@ -26,10 +27,13 @@ T take(llvm::Expected<T> value, const char* what) {
 
 }  // namespace
 
-orc_jit::orc_jit() {
+orc_jit::orc_jit(const cpu_target& target) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  auto builder = take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host CPU");
+  // The host, with the target's features (a level below the host's drops the rest).
+  llvm::orc::JITTargetMachineBuilder builder{llvm::Triple(llvm::sys::getProcessTriple())};
+  builder.setCPU(target.cpu);
+  builder.addFeatures(target.features);
   builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   target_ = take(builder.createTargetMachine(), "creating the target machine");
   jit_ = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create(), "creating LLJIT");

@@ -1,9 +1,11 @@
-// orc_jit.hpp: LLVM's ORC LLJIT for the host: optimise a module for this CPU (O3, with its
-// vector extensions) and return the address of a function in it.
+// orc_jit.hpp: LLVM's ORC LLJIT for the host: optimise a module for this CPU (O3, with the
+// vector extensions of its cpu_target) and return the address of a function in it.
 #pragma once
 #include <memory>
 #include <mutex>
 #include <string>
+
+#include "drivers/cpu/cpu_target.hpp"
 
 namespace llvm {
 class LLVMContext;
@@ -16,7 +18,8 @@ namespace tg::cpu {
 
 class orc_jit {
  public:
-  orc_jit();
+  // The host at its target (host_cpu_target(): TG_CPU_FEATURES applied) unless given one.
+  explicit orc_jit(const cpu_target& target = host_cpu_target());
   ~orc_jit();
   // Prepares a module for this JIT's target (data layout, triple, CPU features).
   void prepare(llvm::Module& module) const;

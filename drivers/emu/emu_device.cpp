@@ -2,7 +2,9 @@
 // parsing of its device-name arguments; programs with host twins are in emu_device_program.cpp.
 #include "drivers/emu/emu_device.hpp"
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <tg/core/error.hpp>
 #include <tg/device.hpp>
@@ -21,9 +23,23 @@ std::unique_ptr<transport::device_transport> open_on(emulated_machine& m) {
   return transport::open_transport("AMD", m.buses());  // as a card is opened: the bus is searched
 }
 
-amd::am_options options_for(const emulated_machine& m) {
+amd::am_options options_for(emulated_machine& m) {
   amd::am_options o;
   o.firmware_dir = m.firmware_dir();
+  // The machine outlives the backend's queues (am_backend keeps it alive).
+  // Each fault is reported once: the driver recovers the queue and goes on.
+  o.emulator_faults = [&m, reported = std::make_shared<std::size_t>(0)]() -> std::string {
+    const std::vector<fault_record> faults = m.device().faults();
+    if (faults.size() < *reported) *reported = 0;  // cleared since (gpu::clear_faults)
+    for (std::size_t i = *reported; i < faults.size(); ++i) {
+      const fault_kind k = faults[i].kind;
+      if (k == fault_kind::shader_error || k == fault_kind::unknown_kernel || k == fault_kind::kernel_error) {
+        *reported = i + 1;
+        return describe(faults[i]);
+      }
+    }
+    return {};
+  };
   return o;
 }
 

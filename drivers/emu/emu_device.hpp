@@ -4,10 +4,13 @@
 // am_device + am_backend (drivers/amd/am_backend.hpp, which documents the slots).
 //
 // Programs run as the machine code they are (drivers/emu/shader interprets it): tg kernels
-// compiled by the AMD backend (TG_AMD_CODEGEN=1, am_backend_compile.cpp) and code objects loaded
-// with am_backend::load_program. The one addition is the host twin: load_program below registers a
-// host function with the emulated GPU under the code bytes at the kernel's entry
-// (gpu::register_kernel_code), which then runs instead; the dispatch itself is the real one.
+// compiled by the AMD backend (am_backend_compile.cpp) and code objects loaded with
+// am_backend::load_program. The one addition is the host twin, for tests only: load_program below
+// registers a host function with the emulated GPU under the code bytes at the kernel's entry
+// (gpu::register_kernel_code), which then runs instead; the dispatch itself is the real one. tg
+// kernels never get one. Twins stay because tests of the loader, the kernarg writer and the
+// queues (am_backend_test, emu_device_test) check dispatch ordering with a kernel whose effect is
+// computed on the host, independently of the interpreter they would otherwise depend on.
 //
 //   tg::device dev("AMD:EMU:gfx12:usb");             // emu_device_registration.cpp
 //   auto& emu = dynamic_cast<tg::emu::emu_device&>(dev.impl());

@@ -41,6 +41,15 @@ std::string grouped(std::uint64_t v) {
   return s;
 }
 
+tg::model::kv_cache_type transformer_cache_type(cache_type type) {
+  switch (type) {
+    case cache_type::f32: return tg::model::kv_cache_type::f32;
+    case cache_type::f16: return tg::model::kv_cache_type::f16;
+    case cache_type::automatic: break;
+  }
+  return tg::model::kv_cache_type::automatic;
+}
+
 }  // namespace
 
 model::state::state(gguf::file f, const model_options& options)
@@ -48,7 +57,8 @@ model::state::state(gguf::file f, const model_options& options)
       tok(tokenizer::tokenizer::from_gguf(file)),
       chat(chat_for(tok)),
       dev(options.device, device_options{.threads = options.threads}),
-      net(dev, file, {.max_context = options.max_context, .chunk_size = options.chunk_size, .sequences = options.sequences}) {
+      net(dev, file, {.max_context = options.max_context, .chunk_size = options.chunk_size, .sequences = options.sequences,
+                      .cache = transformer_cache_type(options.cache)}) {
   const auto& c = net.config();
   info = {.name = c.name, .architecture = c.arch,
           .tokenizer = tok.model() == tokenizer::tokenizer::kind::sentencepiece ? "SentencePiece" : "byte-level BPE",
@@ -63,9 +73,11 @@ model model::open(const std::string& path, const model_options& options) {
   log(log_level::info, "llm: loading " + path);
   auto s = std::make_unique<state>(gguf::file::open(path), options);
   char line[256];
-  std::snprintf(line, sizeof line, "llm: model \"%s\", %s bytes, %s parameters, %s tokenizer, context %lld on %s (%.2f s)",
+  std::snprintf(line, sizeof line,
+                "llm: model \"%s\", %s bytes, %s parameters, %s tokenizer, context %lld (%s KV cache) on %s (%.2f s)",
                 s->info.name.c_str(), grouped(s->info.file_bytes).c_str(), grouped(s->info.parameters).c_str(),
-                s->info.tokenizer.c_str(), static_cast<long long>(s->info.max_context), s->info.device.c_str(), since(t0));
+                s->info.tokenizer.c_str(), static_cast<long long>(s->info.max_context),
+                tg::model::kv_cache_type_name(s->net.cache_type()), s->info.device.c_str(), since(t0));
   log(log_level::info, line);
   if (options.warm_up) {
     auto tw = std::chrono::steady_clock::now();

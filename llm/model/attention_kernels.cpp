@@ -1,4 +1,4 @@
-// attention_kernels.cpp: RoPE, KV-cache writes and the three-pass causal softmax attention.
+// attention_kernels.cpp: RoPE, KV-cache writes and the causal softmax attention in passes.
 #include "llm/model/attention_kernels.hpp"
 
 #include <cmath>
@@ -13,9 +13,37 @@ constexpr double masked = -1e30;  // exp of (masked - max) is exactly 0, and no 
 
 kvalue context(kernel_builder& kb) { return kb.variable(var_start_pos) + kb.variable(var_tokens); }
 
+// Software prefetch of the cache stream, as the matmuls do for weights (linear_kernels.cpp,
+// prefetch_distance): `value` once every 64-byte line of `bytes` at byte `at` + 2 KiB of the
+// cache in `slot` has been asked for, so that memory works ahead of the dot products.
+kvalue prefetch_cache(kernel_builder& kb, int slot, kvalue at, std::int64_t bytes, kvalue value) {
+  constexpr std::int64_t distance = 2048;
+  for (std::int64_t line = 0; line * 64 < bytes; ++line) value = kb.prefetch(slot, at + (distance + line * 64), value);
+  return value;
+}
+
+// 2^x for x <= 0 in ops that vectorize (llvm.exp2 becomes one libm call per element on x86,
+// which made the softmax passes most of attention's time at long contexts): x = n + f with
+// n = round(x) and f in [-1/2, 1/2], 2^f by a degree-6 polynomial, 2^n written into the
+// exponent bits. Below -126 it is 0, so masked scores (-1e30) give exactly 0 as before.
+// The coefficients interpolate 2^f at the 7 Chebyshev nodes of [-1/2, 1/2] (computed for
+// this file); in float32 the relative error is under 1.1e-7 on that interval.
+kvalue exp2_nonpositive(kernel_builder& kb, kvalue x) {
+  constexpr double c[] = {1.0, 0.6931471824645996, 0.24022650718688965, 0.05550327152013779,
+                          0.009618056938052177, 0.0013400427997112274, 0.00015461444854736328};
+  auto low = x < -126.0;
+  auto clamped = kb.where(low, kb.constant(dtype::float32, -126.0), x);
+  auto n = kb.cast(dtype::int32, clamped - 0.5);  // truncation toward zero: round(x) for x <= 0
+  auto f = clamped - kb.cast(dtype::float32, n);
+  kvalue p = kb.constant(dtype::float32, c[6]);
+  for (int i = 5; i >= 0; --i) p = p * f + c[i];
+  auto scale = kb.bitcast(dtype::float32, (n + 127) << 23);
+  return kb.where(low, kb.constant(dtype::float32, 0.0), p * scale);
+}
+
 // exp(s[row][c] - m[row]), from scores in slot 1 and row maxima in slot 2.
 kvalue shifted_exp(kernel_builder& kb, kvalue row, kvalue ctx, kvalue c) {
-  return kb.exp2((kb.load<float>(1, row * ctx + c) - kb.load<float>(2, row)) * log2_e);
+  return exp2_nonpositive(kb, (kb.load<float>(1, row * ctx + c) - kb.load<float>(2, row)) * log2_e);
 }
 
 }  // namespace
@@ -42,7 +70,8 @@ ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_ca
   auto x = kb.load<float>(1, row + d), xp = kb.load<float>(1, row + partner);
   auto cos = kb.load<float>(2, t * half + i), sin = kb.load<float>(3, t * half + i);  // this chunk's rows
   auto rotated = x * cos + kb.where(first, -xp, xp) * sin;
-  kb.store(0, to_cache ? (h * s.max_context + pos) * hd + d : row + d, rotated);
+  if (to_cache) kb.store(0, (h * s.max_context + pos) * hd + d, kb.cast(s.cache, rotated));
+  else kb.store(0, row + d, rotated);
   return kb.finish();
 }
 
@@ -53,7 +82,7 @@ ast::kernel cache_store_kernel(const attention_shape& s) {
   auto t = kb.output_range(kb.variable(var_tokens));
   auto d = kb.output_range(hd);
   auto pos = kb.variable(var_start_pos) + t;
-  kb.store(0, (h * s.max_context + pos) * hd + d, kb.load<float>(1, (t * s.n_kv_head + h) * hd + d));
+  kb.store(0, (h * s.max_context + pos) * hd + d, kb.cast(s.cache, kb.load<float>(1, (t * s.n_kv_head + h) * hd + d)));
   return kb.finish();
 }
 
@@ -73,11 +102,14 @@ ast::kernel scores_kernel(const attention_shape& s) {
   auto dl = kb.reduce_range(lanes);
   auto d = dg * lanes + dl;
   auto q = kb.load<float>(1, (t * s.n_head + h) * hd + d);
-  auto k = kb.load<float>(2, (kvh * s.max_context + c) * hd + d);
+  auto k = kb.load(2, s.cache, (kvh * s.max_context + c) * hd + d);
   auto dot = kb.sum_lanes(kb.sum(q * k, dg), dl) * (1.0 / std::sqrt(double(hd)));
   auto visible = c < kb.variable(var_start_pos) + t + 1;
   auto ctx = context(kb);
-  kb.store(0, (h * kb.variable(var_tokens) + t) * ctx + c, kb.where(visible, dot, kb.constant(dtype::float32, masked)));
+  auto score = kb.where(visible, dot, kb.constant(dtype::float32, masked));
+  const std::int64_t row_bytes = hd * size_bytes(s.cache);
+  score = prefetch_cache(kb, 2, (kvh * s.max_context + c) * row_bytes, row_bytes, score);  // once per key row
+  kb.store(0, (h * kb.variable(var_tokens) + t) * ctx + c, score);
   ast::kernel kernel = kb.finish();
   kernel.upcast = {1, 1, 1, int(group)};
   kernel.vector_lanes = false;
@@ -95,6 +127,17 @@ ast::kernel softmax_max_kernel(const attention_shape& s) {
   return kb.finish();
 }
 
+ast::kernel softmax_exp_kernel(const attention_shape& s) {
+  kernel_builder kb;
+  auto h = kb.output_range(s.n_head);
+  auto t = kb.output_range(kb.variable(var_tokens));
+  auto ctx = context(kb);
+  auto c = kb.output_range(ctx);
+  auto row = h * kb.variable(var_tokens) + t;
+  kb.store(0, row * ctx + c, shifted_exp(kb, row, ctx, c));
+  return kb.finish();
+}
+
 ast::kernel softmax_sum_kernel(const attention_shape& s) {
   kernel_builder kb;
   auto h = kb.output_range(s.n_head);
@@ -102,25 +145,15 @@ ast::kernel softmax_sum_kernel(const attention_shape& s) {
   auto ctx = context(kb);
   auto c = kb.reduce_range(ctx);
   auto row = h * kb.variable(var_tokens) + t;
-  kb.store(0, row, kb.sum(shifted_exp(kb, row, ctx, c), c));
-  return kb.finish();
-}
-
-ast::kernel softmax_probs_kernel(const attention_shape& s) {
-  kernel_builder kb;
-  auto h = kb.output_range(s.n_head);
-  auto t = kb.output_range(kb.variable(var_tokens));
-  auto ctx = context(kb);
-  auto c = kb.output_range(ctx);
-  auto row = h * kb.variable(var_tokens) + t;
-  kb.store(0, row * ctx + c, shifted_exp(kb, row, ctx, c) * kb.unary(ast::op::reciprocal, kb.load<float>(3, row)));
+  kb.store(0, row, kb.sum(kb.load<float>(1, row * ctx + c), c));
   return kb.finish();
 }
 
 // The query heads of a KV head as scalar lanes (each value row loads once for all of them),
-// d as the vector. The probabilities come ready (softmax_probs_kernel): computing exp here
+// d as the vector. The exponentials come ready (softmax_exp_kernel): computing exp here
 // repeated it for every 8 values of d (1B, 1272-token prompt: this kernel took 16% of the
-// prefill and 12% of decode at that context).
+// prefill and 12% of decode at that context). Dividing by the row sum once per output
+// instead of once per probability saves a pass over them.
 ast::kernel attend_kernel(const attention_shape& s) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
@@ -132,10 +165,19 @@ ast::kernel attend_kernel(const attention_shape& s) {
   auto ctx = context(kb);
   auto c = kb.reduce_range(ctx);
   auto p = kb.load<float>(1, (h * kb.variable(var_tokens) + t) * ctx + c);
-  auto v = kb.load<float>(2, (kvh * s.max_context + c) * hd + d);
-  kb.store(0, (t * s.n_head + h) * hd + d, kb.sum(p * v, c));
+  auto v = kb.load(2, s.cache, (kvh * s.max_context + c) * hd + d);
+  // One prefetch per step: a step reads 8-32 values of d, at most one 64-byte line.
+  v = prefetch_cache(kb, 2, ((kvh * s.max_context + c) * hd + d) * size_bytes(s.cache), 1, v);
+  auto inverse_sum = kb.unary(ast::op::reciprocal, kb.load<float>(3, h * kb.variable(var_tokens) + t));
+  kb.store(0, (t * s.n_head + h) * hd + d, kb.sum(p * v, c) * inverse_sum);
   ast::kernel kernel = kb.finish();
-  if (hd % 8 == 0) kernel.upcast = {1, 1, int(group), 8};
+  // d as one vector of up to 32 lanes: each pass over the values then reads whole 64-byte
+  // lines of an f16 cache (8 lanes read 16 bytes of each row per pass, 8 passes per row).
+  for (int width : {32, 16, 8})
+    if (hd % width == 0) {
+      kernel.upcast = {1, 1, int(group), width};
+      break;
+    }
   return kernel;
 }
 

@@ -1,6 +1,8 @@
 // attention_kernels.hpp: RoPE, the KV-cache write, and causal attention over the cache as
-// separate kernels: scores, row max, row sum of exponentials, probabilities, then the
-// weighted sum of V.
+// separate kernels: scores, row max, exponentials, their row sum, then the weighted sum of V
+// divided by that sum. After the scores (which read each key once for every query head of its
+// GQA group) the passes run over n_head x context floats, which stay in the core's L2 at
+// decode; the values are read once, by the last.
 //
 // Layouts: q/k/v activations are [t][head][head_dim] (the matmul output); each layer's
 // cache is [kv_head][max_context][head_dim]; scores are [head][t][ctx] with
@@ -17,6 +19,7 @@ namespace tg::model {
 struct attention_shape {
   std::int64_t n_head = 0, n_kv_head = 0, head_dim = 0, max_context = 0;
   rope_style rope = rope_style::norm;
+  dtype cache = dtype::float32;  // the KV cache's elements: float32 or float16 (read as float)
 };
 
 // RoPE at positions start_pos + t of x[t][h][d] (`heads` heads). to_cache: store into a cache
@@ -34,14 +37,15 @@ ast::kernel scores_kernel(const attention_shape& s);
 // m[h][t] = max_c s[h][t][c]. Slots: 0 m, 1 s.
 ast::kernel softmax_max_kernel(const attention_shape& s);
 
-// l[h][t] = sum_c exp(s[h][t][c] - m[h][t]). Slots: 0 l, 1 s, 2 m.
+// p[h][t][c] = exp(s[h][t][c] - m[h][t]). Slots: 0 p, 1 s, 2 m. p may be s, but then the
+// loop vectorizer's overlap check sends every row down the scalar loop: give p its own buffer.
+ast::kernel softmax_exp_kernel(const attention_shape& s);
+
+// l[h][t] = sum_c p[h][t][c]. Slots: 0 l, 1 p.
 ast::kernel softmax_sum_kernel(const attention_shape& s);
 
-// p[h][t][c] = exp(s[h][t][c] - m[h][t]) / l[h][t]. Slots: 0 p, 1 s, 2 m, 3 l; p may be s
-// (each element is read, then written, by one step).
-ast::kernel softmax_probs_kernel(const attention_shape& s);
-
-// o[t][h][d] = sum_c p[h][t][c] * V[h / group][c][d]. Slots: 0 o, 1 p, 2 value cache.
+// o[t][h][d] = sum_c p[h][t][c] * V[h / group][c][d] / l[h][t]. Slots: 0 o, 1 p,
+// 2 value cache, 3 l.
 ast::kernel attend_kernel(const attention_shape& s);
 
 }  // namespace tg::model

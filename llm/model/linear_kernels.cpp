@@ -2,6 +2,7 @@
 #include "llm/model/linear_kernels.hpp"
 
 #include "llm/model/dequant_kernel.hpp"
+#include "llm/model/matmul_tiles.hpp"
 
 namespace tg::model {
 
@@ -201,6 +202,7 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
 
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
 ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
+  if (w.tile_rows > 0) return tiled_matmul_kernel(w, epilogue);
   // Integer form: 4 token lanes, 8 accumulator lanes with a group's halves summed as
   // integers. Measured on znver3, 2 threads, 1B shapes: Q8_0 gate/up 7.7 ms per 32 tokens
   // (8.1 with 8 token lanes, whose activations, 8 x 4 KiB int16 per row, no longer fit L1;

@@ -28,6 +28,7 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
 // The same matmul for chunks whose token count is a multiple of prefill_token_lanes: each
 // decoded weight vector feeds 4 token accumulators, so prefill decodes a weight once per 4
 // tokens, not per token (more tokens' activations stop fitting L1 beside the weights).
+// Weights with tiles (w.tile_rows > 0) take matmul_tiles.hpp's kernel, whose slot 7 is w.tiles.
 inline constexpr int prefill_token_lanes = 4;
 ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {});
 // For decode batches of a multiple of prefill_token_lanes sequences: each decoded weight

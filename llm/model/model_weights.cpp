@@ -1,6 +1,8 @@
 // model_weights.cpp: loading and shape-checking the tensors of gguf-py/gguf/constants.py (TENSOR_NAMES).
 #include "llm/model/model_weights.hpp"
 
+#include "llm/model/matmul_tiles.hpp"
+
 #include <string>
 
 #include <tg/core/error.hpp>
@@ -65,6 +67,11 @@ model_weights load_model_weights(device& dev, const gguf::file& f, const model_c
       l.q_norm = load_vector(dev, f, p + "attn_q_norm.weight", c.head_dim);
       l.k_norm = load_vector(dev, f, p + "attn_k_norm.weight", c.head_dim);
     }
+    // Prefill reads the layer matrices as row tiles where the device has a tile form
+    // (matmul_tiles.hpp); decode keeps streaming the mapped file bytes.
+    if (const std::int64_t rows = tile_rows_for(dev); rows > 0)
+      for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
+        if (has_tiles(*w)) add_tiles(dev, *w, rows);
     m.layers.push_back(std::move(l));
   }
   return m;

@@ -69,7 +69,7 @@ struct row_views {
 
 struct transformer::state {
   // Activations, sized for a full chunk.
-  buffer x, x2, hn, q, k, v, kn, qr, scores, row_max, row_sum, att, g, u, ff, scale, logits, tokens;
+  buffer x, x2, hn, q, k, v, kn, qr, scores, probs, row_max, row_sum, att, g, u, ff, scale, logits, tokens;
   buffer rope_cos, rope_sin;  // this chunk's rows of the tables below
   std::vector<float> cos_table, sin_table;  // [position][head_dim / 2], on the host
   buffer eps;  // the norms' epsilon, one float (the plans read it at run time)
@@ -78,7 +78,7 @@ struct transformer::state {
   std::map<std::int64_t, rounded_input> rounded;
   std::map<std::pair<std::int64_t, std::int64_t>, activation_quant> act_quant;  // by (input width, block), for the layers
   std::map<std::int64_t, activation_quant> head_quant;                          // by block
-  launchable embed, rope_k, store_v, scores_k, max_k, sum_k, probs_k, attend_k;
+  launchable embed, rope_k, store_v, scores_k, max_k, exp_k, sum_k, attend_k;
   planned norm_scale, norm_apply, head_scale_q, head_scale_k, head_apply_k, rope_q, swiglu;
   // RMSNorm fused into the 8-bit rounding of its output, by block size.
   std::map<std::int64_t, planned> norm_round_scale, norm_round;
@@ -166,7 +166,30 @@ void fill_rope_tables(const model_config& c, std::int64_t context, const std::ve
   }
 }
 
+// The cache's element type for `requested` on this model (transformer.hpp).
+kv_cache_type resolve_cache_type(kv_cache_type requested, const model_weights& w) {
+  if (requested != kv_cache_type::automatic) return requested;
+  return !w.layers.empty() && w.layers[0].wq.type == gguf::tensor_type::f32 ? kv_cache_type::f32 : kv_cache_type::f16;
+}
+
+// A KV cache, zeroed: every byte written once, so a long-context read streams real pages
+// (untouched ones all map the kernel's one zero page, which would read as if from cache).
+buffer zeroed_cache(device& dev, const std::vector<char>& zeros) {
+  buffer b = dev.allocate(zeros.size());
+  b.copy_in(zeros.data(), zeros.size());
+  return b;
+}
+
 }  // namespace
+
+const char* kv_cache_type_name(kv_cache_type type) {
+  switch (type) {
+    case kv_cache_type::automatic: return "auto";
+    case kv_cache_type::f32: return "f32";
+    case kv_cache_type::f16: return "f16";
+  }
+  return "?";
+}
 
 transformer::transformer(device& dev, const gguf::file& file, transformer_options options)
     : dev_(dev), config_(model_config::from_gguf(file)), weights_(load_model_weights(dev, file, config_)) {
@@ -177,6 +200,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
     throw usage_error(str("transformer: max_context (", options.max_context, ") and chunk_size (", options.chunk_size,
                           ") must be at least 1"));
   max_context_ = std::min(options.max_context, c.context_length);
+  cache_type_ = resolve_cache_type(options.cache, weights_);
   chunk_size_ = std::min(options.chunk_size, max_context_);
   s_ = std::make_unique<state>();
   state& s = *s_;
@@ -185,7 +209,10 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   for (buffer* b : {&s.q, &s.qr, &s.att}) *b = floats(dev, T * qw);
   for (buffer* b : {&s.k, &s.kn, &s.v}) *b = floats(dev, T * kvw);
   for (buffer* b : {&s.g, &s.u, &s.ff}) *b = floats(dev, T * c.ffn);
+  // Exponentials apart from the scores: written in place, the exp loop's aliasing check
+  // failed and it ran scalar (0.4 ms a layer at context 4096, 1B, context_bench -v).
   s.scores = floats(dev, c.n_head * T * max_context_);
+  s.probs = floats(dev, c.n_head * T * max_context_);
   s.row_max = floats(dev, c.n_head * T);
   s.row_sum = floats(dev, c.n_head * T);
   s.scale = floats(dev, T * std::max(c.n_head, std::int64_t(1)));
@@ -206,7 +233,8 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   }
   fill_rope_tables(c, max_context_, factors, s.cos_table, s.sin_table);
 
-  attention_shape shape{c.n_head, c.n_kv_head, c.head_dim, max_context_, c.rope};
+  const dtype cache_dtype = cache_type_ == kv_cache_type::f16 ? dtype::float16 : dtype::float32;
+  attention_shape shape{c.n_head, c.n_kv_head, c.head_dim, max_context_, c.rope, cache_dtype};
   s.embed = embedding_kernel(weights_.token_embd);
   s.norm_scale = rms_scale_op(dev, T, 1, c.dim);
   s.norm_apply = rms_apply_op(dev, T, 1, c.dim);
@@ -223,8 +251,8 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.store_v = cache_store_kernel(shape);
   s.scores_k = scores_kernel(shape);
   s.max_k = softmax_max_kernel(shape);
+  s.exp_k = softmax_exp_kernel(shape);
   s.sum_k = softmax_sum_kernel(shape);
-  s.probs_k = softmax_probs_kernel(shape);
   s.attend_k = attend_kernel(shape);
   s.swiglu = swiglu_op(dev, T, c.ffn);
   s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first)};
@@ -244,11 +272,13 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
     }
   }
   if (options.sequences < 1) throw usage_error(str("transformer: sequences (", options.sequences, ") must be at least 1"));
-  const std::size_t cache_bytes = std::size_t(c.n_kv_head * max_context_ * c.head_dim) * 4;
+  const std::vector<char> cache_zeros(std::size_t(c.n_kv_head * max_context_ * c.head_dim) * std::size_t(size_bytes(cache_dtype)));
   // Per-row views of the activations attention reads and writes (decode_batch).
   row_views views;
-  bool in_place = true;
+  // Only where buffers are host memory (the CPU): a GPU buffer's data() is its allocation, not bytes.
+  bool in_place = dev.impl().reads_host_memory();
   auto view_rows = [&](const buffer& b, std::int64_t row_floats, std::vector<buffer>& out) {
+    if (!in_place) return;
     for (std::int64_t t = 0; t < T; ++t) {
       const auto* at = static_cast<const char*>(b.data()) + std::size_t(t * row_floats) * 4;
       out.push_back(dev.borrow_host(at, std::size_t(row_floats) * 4));
@@ -276,8 +306,8 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
     k.up = lin(l.up);
     k.down = lin(l.down, {.residual = true});
     for (int q = 0; q < options.sequences; ++q) {
-      k.k_cache.push_back(dev.allocate(cache_bytes));
-      k.v_cache.push_back(dev.allocate(cache_bytes));
+      k.k_cache.push_back(zeroed_cache(dev, cache_zeros));
+      k.v_cache.push_back(zeroed_cache(dev, cache_zeros));
     }
     s.layers.push_back(std::move(k));
   }
@@ -286,7 +316,8 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
 transformer::~transformer() = default;
 
 std::uint64_t transformer::kv_bytes_read(std::int64_t context) const {
-  return std::uint64_t(2 * config_.n_layer * config_.n_kv_head * context * config_.head_dim * 4);
+  const std::int64_t element = cache_type_ == kv_cache_type::f16 ? 2 : 4;
+  return std::uint64_t(2 * config_.n_layer * config_.n_kv_head * context * config_.head_dim * element);
 }
 std::uint64_t transformer::kv_cache_bytes() const { return kv_bytes_read(max_context_); }
 
@@ -409,7 +440,8 @@ void transformer::run_layer(std::size_t index) {
     const launchable& kernel = tiled ? (batch ? l.batch : l.prefill) : l.kernel;
     if (uses_int8_activations(*l.w)) {
       const rounded_input& r = s.rounded.at(activation_block_for(*l.w));
-      const buffer all[] = {out, l.w->data, r.xq, residual.data() ? residual : out, bias ? bias->data : out, r.xs, r.xsum};
+      const buffer all[] = {out, l.w->data, r.xq, residual.data() ? residual : out, bias ? bias->data : out, r.xs, r.xsum,
+                            l.w->tiles.data() ? l.w->tiles : out};
       s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)));
     } else if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data});
     else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual});
@@ -481,9 +513,9 @@ void transformer::run_layer(std::size_t index) {
     s.run(dev_, s.store_v, {k.v_cache[std::size_t(seq)], values});
     s.run(dev_, s.scores_k, {s.scores, queries, k.k_cache[std::size_t(seq)]});
     s.run(dev_, s.max_k, {s.row_max, s.scores});
-    s.run(dev_, s.sum_k, {s.row_sum, s.scores, s.row_max});
-    s.run(dev_, s.probs_k, {s.scores, s.scores, s.row_max, s.row_sum});
-    s.run(dev_, s.attend_k, {out, s.scores, k.v_cache[std::size_t(seq)]});
+    s.run(dev_, s.exp_k, {s.probs, s.scores, s.row_max});
+    s.run(dev_, s.sum_k, {s.row_sum, s.probs});
+    s.run(dev_, s.attend_k, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
   };
   if (s.batch_sequences.empty()) {
     attend(s.sequence, kk, s.v, s.qr, s.att, s.rope_cos, s.rope_sin);

@@ -25,10 +25,16 @@ class file;
 
 namespace tg::model {
 
+// The KV cache's element type; automatic: f32 when the model's attention weights are F32
+// (so F32 models keep their exact logits), else f16 (half the bytes read per decode token).
+enum class kv_cache_type { automatic, f32, f16 };
+const char* kv_cache_type_name(kv_cache_type type);  // "auto", "f32", "f16"
+
 struct transformer_options {
   std::int64_t max_context = 4096;  // KV-cache length; capped at the model's context_length
   std::int64_t chunk_size = 32;     // the most tokens one forward call takes
   int sequences = 1;                // KV caches: independent sequences (a server's slots)
+  kv_cache_type cache = kv_cache_type::automatic;
 };
 
 // Which positions of a chunk go through the output head.
@@ -63,6 +69,7 @@ class transformer {
   const model_config& config() const { return config_; }
   std::int64_t max_context() const { return max_context_; }
   std::int64_t chunk_size() const { return chunk_size_; }
+  kv_cache_type cache_type() const { return cache_type_; }  // f32 or f16, never automatic
   // Chunks of a multiple of this many tokens take the prefill matmuls (linear_kernels.hpp).
   std::int64_t token_tile() const;
   // Weight bytes read per token, and KV-cache bytes read at a given context length.
@@ -86,6 +93,7 @@ class transformer {
   model_config config_;
   model_weights weights_;
   std::int64_t max_context_ = 0, chunk_size_ = 0;
+  kv_cache_type cache_type_ = kv_cache_type::f32;
   std::int64_t tokens_forwarded_ = 0;
   std::unique_ptr<state> s_;
 };

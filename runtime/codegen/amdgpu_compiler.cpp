@@ -1,6 +1,7 @@
 // amdgpu_compiler.cpp: the AMDGPU TargetMachine, the O3 pipeline and object emission (see
 // amdgpu_compiler.hpp).
 #include "runtime/codegen/amdgpu_compiler.hpp"
+#include "runtime/codegen/amdgpu_linker.hpp"
 #include "runtime/codegen/o3_pipeline.hpp"
 
 #include <llvm/IR/LegacyPassManager.h>
@@ -17,7 +18,7 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
+#include <span>
 #include <tg/core/error.hpp>
 #include <tg/device.hpp>
 #include <tg/log.hpp>
@@ -87,15 +88,18 @@ std::vector<std::byte> amdgpu_compiler::compile(llvm::Module& module, const std:
       throw device_error(str("amdgpu: LLVM cannot emit an object file for ", processor_));
     passes.run(module);
   }
+  const double backend_ms = ms_since(backend_start);
+  const auto link_start = std::chrono::steady_clock::now();
+  std::vector<std::byte> code_object =
+      link_amdgpu_object(std::as_bytes(std::span(object.data(), object.size())), kernel);
   if (debug_level() >= 1) {
-    char line[160];
-    std::snprintf(line, sizeof line, "amdgpu: %s for %s: IR passes %.1f ms, backend %.1f ms, %zu-byte object",
-                  kernel.c_str(), processor_.c_str(), ir_ms, ms_since(backend_start), object.size());
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "amdgpu: %s for %s: IR passes %.1f ms, backend %.1f ms, link %.1f ms, %zu-byte code object",
+                  kernel.c_str(), processor_.c_str(), ir_ms, backend_ms, ms_since(link_start), code_object.size());
     log(log_level::debug, line);
   }
-  std::vector<std::byte> elf(object.size());
-  std::memcpy(elf.data(), object.data(), object.size());
-  return elf;
+  return code_object;
 }
 
 }  // namespace tg::codegen

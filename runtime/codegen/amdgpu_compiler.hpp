@@ -1,15 +1,11 @@
 // amdgpu_compiler.hpp: LLVM IR -> an AMDGPU code object, in process (no llc or ld.lld processes):
 // LLVM's AMDGPU TargetMachine for one processor ("gfx1100", "gfx1200", ...; wave32), the O3 IR
-// pipeline, then the backend to an ELF relocatable object.
+// pipeline, the backend to an ELF relocatable object, and lld's library linking it into a code
+// object (amdgpu_linker.hpp).
 //
 // The IR pipeline matters beyond speed: its AMDGPU attributor proves which implicit inputs a
 // kernel does not use (amdgpu-no-dispatch-ptr, -no-implicitarg-ptr, ...), so the descriptor asks
 // only for the kernarg pointer and the kernarg segment holds only the explicit arguments.
-//
-// Known gap: the object is not linked. lld's library (liblld-19-dev) is not installed where this
-// was written, so the relocatable object goes to drivers/amd/code_object as it is; that loader
-// lays out ET_REL sections and applies the relocations itself (R_AMDGPU_REL64 in the descriptor,
-// REL32_LO/HI for constant data), as tinygrad's loader does. Linking with lld::elf::link belongs here.
 //
 //   tg::codegen::amdgpu_compiler c("gfx1100");
 //   auto m = std::make_unique<llvm::Module>("k", ctx);
@@ -39,8 +35,9 @@ class amdgpu_compiler {
   const std::string& processor() const { return processor_; }
   // Sets the module's triple (amdgcn-amd-amdhsa) and data layout.
   void prepare(llvm::Module& module) const;
-  // Verifies, optimises and compiles `module`; returns the ELF bytes. TG_DEBUG=1 logs the time of
-  // the IR passes and of the backend, and the object's size; TG_DEBUG=3 the optimised IR.
+  // Verifies, optimises, compiles and links `module`; returns the code object's bytes. TG_DEBUG=1
+  // logs the time of the IR passes, the backend and the link, and the code object's size;
+  // TG_DEBUG=3 the optimised IR.
   std::vector<std::byte> compile(llvm::Module& module, const std::string& kernel);
 
  private:

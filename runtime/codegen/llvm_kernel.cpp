@@ -3,7 +3,7 @@
 // lane, or, when hinted reduce_as_lanes, one vector evaluation and a horizontal sum. The
 // last upcast output range is not unrolled but becomes an LLVM vector: values that depend
 // on it are <W x T>, and an index that moves by 1 along it loads and stores as one vector
-// access (tracked as base + stride * lane). Types and elementwise ops: llvm_value_ops.hpp.
+// access (tracked as base + constant offsets per lane). Types and elementwise ops: llvm_value_ops.hpp.
 // The output indices come from loops (the CPU) or from the thread's index (a GPU): kernel_frame.hpp.
 #include "runtime/codegen/llvm_kernel.hpp"
 
@@ -13,6 +13,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
 #include <algorithm>
 #include <deque>
@@ -127,7 +128,7 @@ class emitter : value_ops {
       for (int e = 0; e < vec_width_; ++e) steps.push_back(std::uint64_t(e));
       llvm::Value* iota = llvm::ConstantDataVector::get(ctx_, steps);
       llvm::Value* vec = b_.CreateAdd(b_.CreateVectorSplat(unsigned(vec_width_), base), iota, "", true, true);
-      affine_[vec] = {base, 1};
+      affine_[vec] = {base, steps_signed(vec_width_)};
       v.assign(v.size(), vec);
     } else {
       for (int lane = 0; lane < lane_count_; ++lane)
@@ -168,12 +169,22 @@ class emitter : value_ops {
   // A value at the current vector width: a scalar is splat; a vector made in an enclosing
   // lane reduce (fewer lanes) repeats each element once per inner lane.
   llvm::Value* widen(llvm::Value* v) {
-    if (!is_vec(v)) return b_.CreateVectorSplat(unsigned(vec_width_), v);
+    if (!is_vec(v)) {
+      llvm::Value* s = b_.CreateVectorSplat(unsigned(vec_width_), v);
+      if (v->getType()->isIntegerTy(64) && !llvm::isa<llvm::Constant>(s)) affine_[s] = {v, {}};
+      return s;
+    }
     unsigned w = width_of(v);
     if (w == unsigned(vec_width_)) return v;
     std::vector<int> mask;
     for (int f = 0; f < vec_width_; ++f) mask.push_back(f / (vec_width_ / int(w)));
-    return b_.CreateShuffleVector(v, mask);
+    llvm::Value* out = b_.CreateShuffleVector(v, mask);
+    if (auto a = affine_of(v); a && !llvm::isa<llvm::Constant>(out)) {
+      affine wide{a->base, {}};
+      for (int f = 0; f < vec_width_; ++f) wide.offsets.push_back(a->at(std::size_t(mask[std::size_t(f)])));
+      affine_[out] = std::move(wide);
+    }
+    return out;
   }
   // Both operands as vectors of the current width when either is one.
   void match(llvm::Value*& a, llvm::Value*& c) {
@@ -231,7 +242,7 @@ class emitter : value_ops {
         llvm::Value *p = a[l], *q = c[l];
         match(p, q);
         llvm::Value* r = binary(x.o, t, p, q);
-        if (is_vec(r) && t == dtype::int64) track_affine(x.o, a[l], c[l], r);
+        if (is_vec(r) && t == dtype::int64 && !llvm::isa<llvm::Constant>(r)) track_affine(x.o, p, q, r);
         return r;
       });
     }
@@ -254,34 +265,76 @@ class emitter : value_ops {
     TG_UNREACHABLE("unknown ast op");
   }
 
-  // An int64 vector known to be base + stride * <0, 1, ...>.
+  // An int64 vector known to be splat(base) + constant offsets (offsets empty: all 0). Loads
+  // and stores read the offsets: <0, 1, ...> is one vector access, a repeating <0, 1, .., P-1>
+  // one access of P elements broadcast (a lane reduce nested in a vector output range reads
+  // its operand that way when the operand does not depend on the vector range).
   struct affine {
     llvm::Value* base;
-    std::int64_t stride;
+    std::vector<std::int64_t> offsets;
+    std::int64_t at(std::size_t f) const { return offsets.empty() ? 0 : offsets[f]; }
   };
   std::optional<affine> affine_of(llvm::Value* v) {
-    if (!is_vec(v)) return affine{v, 0};
+    if (!is_vec(v)) return affine{v, {}};
     auto it = affine_.find(v);
     if (it != affine_.end()) return it->second;
-    // A constant vector (an iota plus constants, folded by the IRBuilder) in steps of one stride.
+    // A constant vector (an iota plus constants, folded by the IRBuilder).
     auto* c = llvm::dyn_cast<llvm::ConstantDataVector>(v);
-    if (c == nullptr || !c->getElementType()->isIntegerTy(64) || c->getNumElements() < 2) return std::nullopt;
-    std::int64_t first = std::int64_t(c->getElementAsInteger(0)), stride = std::int64_t(c->getElementAsInteger(1)) - first;
-    for (unsigned e = 2; e < c->getNumElements(); ++e)
-      if (std::int64_t(c->getElementAsInteger(e)) != first + stride * std::int64_t(e)) return std::nullopt;
-    return affine{b_.getInt64(std::uint64_t(first)), stride};
+    if (c == nullptr || !c->getElementType()->isIntegerTy(64)) return std::nullopt;
+    const std::int64_t first = std::int64_t(c->getElementAsInteger(0));
+    affine a{b_.getInt64(std::uint64_t(first)), {}};
+    for (unsigned e = 0; e < c->getNumElements(); ++e) a.offsets.push_back(std::int64_t(c->getElementAsInteger(e)) - first);
+    return a;
+  }
+  // The period P when v's offsets are <0, 1, .., P-1> repeated over the vector (P = the width:
+  // contiguous), else 0.
+  static std::size_t period_of(const affine& a, std::size_t width) {
+    auto repeats = [&](std::size_t p) {
+      for (std::size_t f = 0; f < width; ++f)
+        if (a.at(f) != std::int64_t(f % p)) return false;
+      return true;
+    };
+    for (std::size_t p = 1; p < width && width % p == 0; p *= 2)
+      if (repeats(p)) return p;
+    return repeats(width) ? width : 0;
+  }
+  static std::vector<std::int64_t> steps_signed(int width) {
+    std::vector<std::int64_t> steps;
+    for (int e = 0; e < width; ++e) steps.push_back(e);
+    return steps;
   }
   void track_affine(ast::op o, llvm::Value* a, llvm::Value* c, llvm::Value* result) {
     auto p = affine_of(a), q = affine_of(c);
     if (!p || !q) return;
-    if (o == ast::op::add) affine_[result] = {b_.CreateAdd(p->base, q->base), p->stride + q->stride};
-    else if (o == ast::op::sub) affine_[result] = {b_.CreateSub(p->base, q->base), p->stride - q->stride};
-    else if (o == ast::op::mul) {
+    const std::size_t w = width_of(result);
+    affine r;
+    auto combine = [&](auto f) {
+      for (std::size_t e = 0; e < w; ++e) r.offsets.push_back(f(p->at(e), q->at(e)));
+    };
+    if (o == ast::op::add) {
+      r.base = b_.CreateAdd(p->base, q->base);
+      combine([](std::int64_t x, std::int64_t y) { return x + y; });
+    } else if (o == ast::op::sub) {
+      r.base = b_.CreateSub(p->base, q->base);
+      combine([](std::int64_t x, std::int64_t y) { return x - y; });
+    } else if (o == ast::op::mul) {
       auto* pc = llvm::dyn_cast<llvm::ConstantInt>(p->base);
       auto* qc = llvm::dyn_cast<llvm::ConstantInt>(q->base);
-      if (q->stride == 0 && qc) affine_[result] = {b_.CreateMul(p->base, q->base), p->stride * qc->getSExtValue()};
-      else if (p->stride == 0 && pc) affine_[result] = {b_.CreateMul(p->base, q->base), q->stride * pc->getSExtValue()};
+      const bool p_flat = p->offsets.empty() || std::all_of(p->offsets.begin(), p->offsets.end(), [](auto x) { return x == 0; });
+      const bool q_flat = q->offsets.empty() || std::all_of(q->offsets.begin(), q->offsets.end(), [](auto x) { return x == 0; });
+      if (q_flat && qc) {
+        r.base = b_.CreateMul(p->base, q->base);
+        combine([&](std::int64_t x, std::int64_t) { return x * qc->getSExtValue(); });
+      } else if (p_flat && pc) {
+        r.base = b_.CreateMul(p->base, q->base);
+        combine([&](std::int64_t, std::int64_t y) { return y * pc->getSExtValue(); });
+      } else {
+        return;
+      }
+    } else {
+      return;
     }
+    affine_[result] = std::move(r);
   }
 
   llvm::Value* element_ptr(const ast::node& x, llvm::Value* index) {
@@ -309,10 +362,15 @@ class emitter : value_ops {
       if (!is_vec(idx) && (ok == nullptr || !is_vec(ok))) return load_scalar(x, idx, ok);
       if (is_vec(idx) && width_of(idx) != unsigned(vec_width_)) idx = widen(idx);
       auto a = affine_of(idx);
-      if (ok == nullptr && a && a->stride == 0) return load_scalar(x, a->base, nullptr);
-      if (ok == nullptr && a && a->stride == 1) {  // one vector load
-        llvm::Type* t = llvm::FixedVectorType::get(mem_type(x.dt), unsigned(vec_width_));
-        return to_reg(b_.CreateAlignedLoad(t, element_ptr(x, a->base), llvm::Align(std::size_t(size_bytes(x.dt)))), x.dt);
+      const std::size_t period = a ? period_of(*a, std::size_t(vec_width_)) : 0;
+      if (ok == nullptr && period == 1) return load_scalar(x, a->base, nullptr);
+      if (ok == nullptr && period > 1) {  // one vector load, repeated when shorter than the vector
+        llvm::Type* t = llvm::FixedVectorType::get(mem_type(x.dt), unsigned(period));
+        llvm::Value* v = to_reg(b_.CreateAlignedLoad(t, element_ptr(x, a->base), llvm::Align(std::size_t(size_bytes(x.dt)))), x.dt);
+        if (period == std::size_t(vec_width_)) return v;
+        std::vector<int> mask;
+        for (int f = 0; f < vec_width_; ++f) mask.push_back(f % int(period));
+        return b_.CreateShuffleVector(v, mask);
       }
       // A gather: element by element.
       idx = widen(idx);
@@ -365,7 +423,7 @@ class emitter : value_ops {
       return;
     }
     auto a = affine_of(idx);
-    if (a && a->stride == 1) {
+    if (a && is_vec(idx) && period_of(*a, width_of(idx)) == width_of(idx)) {
       b_.CreateAlignedStore(to_mem(widen(v), x.dt), element_ptr(x, a->base), llvm::Align(std::size_t(size_bytes(x.dt))));
       return;
     }
@@ -406,12 +464,16 @@ class emitter : value_ops {
     for (std::size_t i = 0; i < acc.size(); ++i) llvm::cast<llvm::PHINode>(acc[i])->addIncoming(next[i], l.index->getIncomingBlock(1));
     return acc;
   }
-  // The lanes for a sum hinted reduce_as_lanes, or 0 for a loop: the hint is taken when
-  // no vector output range is in use, the bound is a small constant, the lanes of every
-  // enclosing such reduce times these stay within 64, and the sum's type is one where a
-  // reassociated sum does not round differently in a way that matters (f32, integers).
+  // The lanes for a sum hinted reduce_as_lanes, or 0 for a loop: the hint is taken when the
+  // bound is a small constant, the lanes of the vector output range and of every enclosing
+  // such reduce times these stay within 64, and the sum's type is one where a reassociated
+  // sum does not round differently in a way that matters (f32, integers). Inside a vector
+  // output range of W lanes (integer sums only), lane f stands for output lane f / k (an
+  // int8 matmul's rows in vector lanes, each summing pairs: pmaddwd, or vpdpwssd with its
+  // accumulator).
   int lane_reduce_width(const ast::node& x, const ast::node& range) const {
-    if (x.arg != ast::reduce_as_lanes || x.o != ast::op::reduce_sum || vec_range_ >= 0) return 0;
+    if (x.arg != ast::reduce_as_lanes || x.o != ast::op::reduce_sum) return 0;
+    if (vec_range_ >= 0 && is_float(x.dt)) return 0;  // float sums there keep their loop (and rounding)
     if (x.dt == dtype::float16 || x.dt == dtype::bfloat16 || x.dt == dtype::float64 || x.dt == dtype::bool_) return 0;
     const ast::node& bound = nodes_[std::size_t(range.src[0])];
     if (bound.o != ast::op::constant || bound.arg < 2 || vec_width_ * bound.arg > 64) return 0;
@@ -451,6 +513,8 @@ class emitter : value_ops {
   // two such pair sums (an int8 matmul adding a group's halves) into one chain of four
   // products, and x86 instruction selection then finds one pmaddwd where there were two.
   llvm::Value* horizontal(const ast::node& x, llvm::Value* v, int outer, int k) {
+    if (k == 2 && !is_float(x.dt))
+      if (llvm::Value* pairs = x86_pair_sums(v, outer)) return pairs;
     if (outer == 1) {
       if (!is_float(x.dt)) return b_.CreateAddReduce(v);
       auto* sum = llvm::cast<llvm::Instruction>(
@@ -466,6 +530,49 @@ class emitter : value_ops {
       out = out == nullptr ? part : binary(ast::op::add, x.dt, out, part);
     }
     return is_float(x.dt) ? out : b_.CreateFreeze(out);
+  }
+
+  // Pair sums of a product of two values of at most 16 bits, named as x86's pmaddwd (Intel
+  // SDM: PMADDWD) in chunks of the target's vector width, or null (another target or shape).
+  // Named, the sum cannot be reassociated away, and an accumulating add of it becomes
+  // vpdpwssd where VNNI is on (LLVM's X86 instruction selection folds the pair).
+  llvm::Value* x86_pair_sums(llvm::Value* v, int outer) {
+    const int chunk = opts_.isa.vector_bits / 32;  // int32 results per instruction
+    auto* mul = llvm::dyn_cast<llvm::BinaryOperator>(v);
+    const bool whole = chunk > 0 && outer % chunk == 0 && ((outer / chunk) & (outer / chunk - 1)) == 0;
+    if (!whole || mul == nullptr || mul->getOpcode() != llvm::Instruction::Mul) return nullptr;
+    auto narrow = [&](llvm::Value* side) -> llvm::Value* {  // the side as <2 outer x i16>, if it fits
+      auto* ext = llvm::dyn_cast<llvm::CastInst>(side);
+      if (ext == nullptr || (!llvm::isa<llvm::SExtInst>(ext) && !llvm::isa<llvm::ZExtInst>(ext))) return nullptr;
+      llvm::Value* src = ext->getOperand(0);
+      const unsigned bits = src->getType()->getScalarSizeInBits();
+      if (bits > 16 || (bits == 16 && llvm::isa<llvm::ZExtInst>(ext))) return nullptr;
+      auto* i16 = llvm::FixedVectorType::get(b_.getInt16Ty(), unsigned(2 * outer));
+      if (bits == 16) return src;
+      return llvm::isa<llvm::SExtInst>(ext) ? b_.CreateSExt(src, i16) : b_.CreateZExt(src, i16);
+    };
+    llvm::Value *a = narrow(mul->getOperand(0)), *c = narrow(mul->getOperand(1));
+    if (a == nullptr || c == nullptr) return nullptr;
+    const auto id = chunk == 16 ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                  : chunk == 8  ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                                : llvm::Intrinsic::x86_sse2_pmadd_wd;
+    std::vector<llvm::Value*> parts;
+    for (int at = 0; at < outer; at += chunk) {
+      std::vector<int> mask;
+      for (int f = 0; f < 2 * chunk; ++f) mask.push_back(2 * at + f);
+      llvm::Value *pa = outer == chunk ? a : b_.CreateShuffleVector(a, mask), *pc = outer == chunk ? c : b_.CreateShuffleVector(c, mask);
+      parts.push_back(b_.CreateIntrinsic(id, {}, {pa, pc}));
+    }
+    while (parts.size() > 1) {  // concatenate pairwise
+      std::vector<llvm::Value*> joined;
+      for (std::size_t i = 0; i < parts.size(); i += 2) {
+        std::vector<int> mask;
+        for (unsigned f = 0; f < 2 * width_of(parts[i]); ++f) mask.push_back(int(f));
+        joined.push_back(b_.CreateShuffleVector(parts[i], parts[i + 1], mask));
+      }
+      parts = std::move(joined);
+    }
+    return parts[0];
   }
 
   llvm::Value* accumulate(ast::op o, dtype t, llvm::Value* acc, llvm::Value* v) {

@@ -17,11 +17,20 @@ namespace tg::codegen {
 
 // How to shape the loops: upcast[i] > 1 makes output range i step by that factor, with
 // the body repeated per lane (a register tile the SLP vectorizer turns into vector code).
+// The x86 instructions the codegen may name itself, from the CPU's target description
+// (drivers/cpu/cpu_target.hpp); the default names none (generic IR, any target).
+struct x86_isa {
+  int vector_bits = 0;  // 512 (AVX-512 BW) or 256 (AVX2); 0: not x86
+  bool vnni = false;    // AVX-512 VNNI or AVX-VNNI: x86 folds pmaddwd and its sum into vpdpwssd
+  bool operator==(const x86_isa&) const = default;
+};
+
 struct kernel_opts {
   std::vector<int> upcast;  // one per output range; empty means none
   // The innermost upcast range becomes an LLVM vector; false keeps every lane scalar, so
   // LLVM vectorizes the reduce loop instead (lanes then share each loaded weight).
   bool vector_lanes = true;
+  x86_isa isa{};
   bool operator==(const kernel_opts&) const = default;
 };
 

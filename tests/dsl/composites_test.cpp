@@ -4,7 +4,7 @@
 #include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
-using tg::test::cpu;
+using tg::test::test_device;
 using tg::test::random_floats;
 
 namespace {
@@ -31,7 +31,7 @@ void check_matmul(std::uint32_t seed) {
   constexpr auto plan = tg::lower(tg::matmul(a, b));
   static_assert(plan.kernel_count() == 1, "a matmul is one kernel: the multiply fuses into the reduce");
   INFO(M << "x" << K << " @ " << K << "x" << N);
-  check_close(cpu().run(plan, {{"a", as}, {"b", bs}}).template to_vector<float>(), matmul_ref(as, bs, 1, M, K, N, false), 1e-4);
+  check_close(test_device().run(plan, {{"a", as}, {"b", bs}}).template to_vector<float>(), matmul_ref(as, bs, 1, M, K, N, false), 1e-4);
 }
 
 TEST_CASE("matmul of odd, 1-sized and tile-sized shapes") {
@@ -48,9 +48,9 @@ TEST_CASE("batched matmul broadcasts a shared right-hand matrix or pairs batches
   constexpr auto b = tg::input<float>("b", tg::dims<5, 6>);
   constexpr auto bb = tg::input<float>("bb", tg::dims<3, 5, 6>);
   const auto as = random_floats(60, 7), bs = random_floats(30, 8), bbs = random_floats(90, 9);
-  check_close(cpu().run(tg::lower(tg::matmul(a, b)), {{"a", as}, {"b", bs}}).to_vector<float>(),
+  check_close(test_device().run(tg::lower(tg::matmul(a, b)), {{"a", as}, {"b", bs}}).to_vector<float>(),
               matmul_ref(as, bs, 3, 4, 5, 6, false), 1e-4);
-  check_close(cpu().run(tg::lower(tg::matmul(a, bb)), {{"a", as}, {"bb", bbs}}).to_vector<float>(),
+  check_close(test_device().run(tg::lower(tg::matmul(a, bb)), {{"a", as}, {"bb", bbs}}).to_vector<float>(),
               matmul_ref(as, bbs, 3, 4, 5, 6, true), 1e-4);
 }
 
@@ -71,7 +71,7 @@ TEST_CASE("softmax over the last axis sums to one and matches the reference") {
   xs[3] = 80.0f;  // a large value: the max subtraction keeps exp finite
   constexpr auto plan = tg::lower(tg::softmax(x));
   static_assert(plan.kernel_count() == 3, "softmax: max, sum of exp, normalise");
-  check_close(cpu().run(plan, {{"x", xs}}).to_vector<float>(), softmax_rows(xs, 5, 37), 1e-5);
+  check_close(test_device().run(plan, {{"x", xs}}).to_vector<float>(), softmax_rows(xs, 5, 37), 1e-5);
 }
 
 TEST_CASE("softmax over the first axis") {
@@ -84,7 +84,7 @@ TEST_CASE("softmax over the first axis") {
   std::vector<double> want(18);
   for (int i = 0; i < 6; ++i)
     for (int j = 0; j < 3; ++j) want[std::size_t(i * 3 + j)] = by_rows[std::size_t(j * 6 + i)];
-  check_close(cpu().run(tg::lower(tg::softmax(x, tg::axis<0>)), {{"x", xs}}).to_vector<float>(), want, 1e-5);
+  check_close(test_device().run(tg::lower(tg::softmax(x, tg::axis<0>)), {{"x", xs}}).to_vector<float>(), want, 1e-5);
 }
 
 TEST_CASE("mean divides the sum by the count of reduced elements") {
@@ -96,7 +96,7 @@ TEST_CASE("mean divides the sum by the count of reduced elements") {
     for (int j = 0; j < 6; ++j) s += xs[std::size_t(i * 6 + j)];
     want.push_back(s / 6);
   }
-  check_close(cpu().run(tg::lower(tg::mean(x, tg::axis<1>)), {{"x", xs}}).to_vector<float>(), want, 1e-5);
+  check_close(test_device().run(tg::lower(tg::mean(x, tg::axis<1>)), {{"x", xs}}).to_vector<float>(), want, 1e-5);
 }
 
 TEST_CASE("rmsnorm with a weight matches x / sqrt(mean(x^2) + eps) * w") {
@@ -112,7 +112,7 @@ TEST_CASE("rmsnorm with a weight matches x / sqrt(mean(x^2) + eps) * w") {
   }
   constexpr auto plan = tg::lower(tg::rmsnorm(x, w, 1e-5));
   static_assert(plan.kernel_count() == 2, "rmsnorm: the sum of squares, then the scaled output");
-  check_close(cpu().run(plan, {{"x", xs}, {"w", ws}}).to_vector<float>(), want, 1e-5);
+  check_close(test_device().run(plan, {{"x", xs}, {"w", ws}}).to_vector<float>(), want, 1e-5);
 }
 
 }  // namespace

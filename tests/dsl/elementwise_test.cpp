@@ -5,7 +5,7 @@
 #include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
-using tg::test::cpu;
+using tg::test::test_device;
 using tg::test::random_floats;
 
 namespace {
@@ -31,7 +31,7 @@ template <class Dims>
 void check_unary_ops(std::uint32_t seed) {
   constexpr auto x = tg::input<float>("x", Dims{});
   const std::vector<float> xs = random_floats(numel(dims_of(Dims::value)), seed, true);
-  auto run = [&](const auto& plan) { return cpu().run(plan, {{"x", xs}}).template to_vector<float>(); };
+  auto run = [&](const auto& plan) { return test_device().run(plan, {{"x", xs}}).template to_vector<float>(); };
   INFO("shape rank " << Dims::value.rank << ", seed " << seed);
   { constexpr auto p = tg::lower(-x);                check_close(run(p), map(xs, [](float v) { return -v; })); }
   { constexpr auto p = tg::lower(tg::exp2(x));       check_close(run(p), map(xs, [](float v) { return std::exp2(v); })); }
@@ -74,7 +74,7 @@ void check_binary_ops(std::uint32_t seed) {
   const auto as = random_floats(numel(dims_of(DA::value)), seed, true);
   auto bs = random_floats(numel(dims_of(DB::value)), seed + 100, true);
   if (!bs.empty()) bs[0] = as.empty() ? 1.0f : as[0];  // so cmpeq sees equal values
-  auto run = [&](const auto& plan) { return cpu().run(plan, {{"a", as}, {"b", bs}}); };
+  auto run = [&](const auto& plan) { return test_device().run(plan, {{"a", as}, {"b", bs}}); };
   INFO("ranks " << DA::value.rank << " and " << DB::value.rank << ", seed " << seed);
   auto ref = [&](auto op) { return reference_binary<DA, DB>(as, bs, op); };
   { constexpr auto p = tg::lower(a + b); check_close(run(p).template to_vector<float>(), ref([](float x, float y) { return x + y; })); }
@@ -105,7 +105,7 @@ TEST_CASE("scalars take the tensor's dtype on either side of an operator") {
   constexpr auto x = tg::input<float>("x", tg::dims<6>);
   constexpr auto p = tg::lower(2.0f * x - 1 + x / 4.0);
   const auto xs = random_floats(6, 20);
-  check_close(cpu().run(p, {{"x", xs}}).to_vector<float>(), map(xs, [](float v) { return 2.0f * v - 1 + v / 4.0f; }));
+  check_close(test_device().run(p, {{"x", xs}}).to_vector<float>(), map(xs, [](float v) { return 2.0f * v - 1 + v / 4.0f; }));
 }
 
 TEST_CASE("integer tensors compute in integer arithmetic") {
@@ -121,10 +121,10 @@ TEST_CASE("integer tensors compute in integer arithmetic") {
     max.push_back(std::max(x, y));
     neg.push_back(-x);
   }
-  { constexpr auto p = tg::lower(a + b); check_close(cpu().run(p, {{"a", as}, {"b", bs}}).to_vector<std::int32_t>(), sum, 0); }
-  { constexpr auto p = tg::lower(a / b); check_close(cpu().run(p, {{"a", as}, {"b", bs}}).to_vector<std::int32_t>(), quot, 0); }
-  { constexpr auto p = tg::lower(tg::maximum(a, b)); check_close(cpu().run(p, {{"a", as}, {"b", bs}}).to_vector<std::int32_t>(), max, 0); }
-  { constexpr auto p = tg::lower(-a); check_close(cpu().run(p, {{"a", as}}).to_vector<std::int32_t>(), neg, 0); }
+  { constexpr auto p = tg::lower(a + b); check_close(test_device().run(p, {{"a", as}, {"b", bs}}).to_vector<std::int32_t>(), sum, 0); }
+  { constexpr auto p = tg::lower(a / b); check_close(test_device().run(p, {{"a", as}, {"b", bs}}).to_vector<std::int32_t>(), quot, 0); }
+  { constexpr auto p = tg::lower(tg::maximum(a, b)); check_close(test_device().run(p, {{"a", as}, {"b", bs}}).to_vector<std::int32_t>(), max, 0); }
+  { constexpr auto p = tg::lower(-a); check_close(test_device().run(p, {{"a", as}}).to_vector<std::int32_t>(), neg, 0); }
 }
 
 TEST_CASE("casts convert between every dtype family") {
@@ -132,17 +132,17 @@ TEST_CASE("casts convert between every dtype family") {
   const std::vector<float> xs = {-2.75f, -1.5f, -0.25f, 0.0f, 0.5f, 1.25f, 3.0f, 100.5f, 65504.0f};
   SUBCASE("float to int32 truncates toward zero") {
     constexpr auto p = tg::lower(tg::cast<std::int32_t>(x));
-    check_close(cpu().run(p, {{"x", xs}}).to_vector<std::int32_t>(), map(xs, [](float v) { return std::trunc(v); }), 0);
+    check_close(test_device().run(p, {{"x", xs}}).to_vector<std::int32_t>(), map(xs, [](float v) { return std::trunc(v); }), 0);
   }
   SUBCASE("float to bool is x != 0") {
     constexpr auto p = tg::lower(tg::cast<bool>(x));
-    check_close(cpu().run(p, {{"x", xs}}).to_vector<bool>(), map(xs, [](float v) { return v != 0; }), 0);
+    check_close(test_device().run(p, {{"x", xs}}).to_vector<bool>(), map(xs, [](float v) { return v != 0; }), 0);
   }
   SUBCASE("float to float16 and bfloat16 round to nearest even") {
     constexpr auto ph = tg::lower(tg::cast<tg::half>(x));
     constexpr auto pb = tg::lower(tg::cast<tg::bfloat16>(x));
-    auto h = cpu().run(ph, {{"x", xs}}).to_vector<tg::half>();
-    auto bf = cpu().run(pb, {{"x", xs}}).to_vector<tg::bfloat16>();
+    auto h = test_device().run(ph, {{"x", xs}}).to_vector<tg::half>();
+    auto bf = test_device().run(pb, {{"x", xs}}).to_vector<tg::bfloat16>();
     for (std::size_t i = 0; i < xs.size(); ++i) {
       CHECK(h[i].bits == tg::half(xs[i]).bits);
       CHECK(bf[i].bits == tg::bfloat16(xs[i]).bits);
@@ -154,7 +154,7 @@ TEST_CASE("casts convert between every dtype family") {
     constexpr auto p = tg::lower(tg::cast<std::int64_t>(i8) * 1000 + tg::cast<std::int64_t>(u8));
     std::vector<std::int8_t> a = {-128, -1, 0, 127};
     std::vector<std::uint8_t> b = {255, 1, 0, 128};
-    check_close(cpu().run(p, {{"i8", a}, {"u8", b}}).to_vector<std::int64_t>(),
+    check_close(test_device().run(p, {{"i8", a}, {"u8", b}}).to_vector<std::int64_t>(),
                 std::vector<double>{-128000 + 255, -1000 + 1, 0, 127000 + 128}, 0);
   }
 }
@@ -167,10 +167,10 @@ TEST_CASE("float16 and bfloat16 tensors compute and store in their precision") {
   std::vector<tg::bfloat16> bs;
   for (float f : fs) hs.emplace_back(f), bs.emplace_back(f * 3);
   constexpr auto p = tg::lower(a * a);
-  auto got = cpu().run(p, {{"a", hs}}).to_vector<tg::half>();
+  auto got = test_device().run(p, {{"a", hs}}).to_vector<tg::half>();
   for (std::size_t i = 0; i < 8; ++i) CHECK(got[i].bits == tg::half(float(hs[i]) * float(hs[i])).bits);
   constexpr auto q = tg::lower(tg::cast<float>(a) + tg::cast<float>(b));  // mixed: computed in float32
-  auto sum = cpu().run(q, {{"a", hs}, {"b", bs}}).to_vector<float>();
+  auto sum = test_device().run(q, {{"a", hs}, {"b", bs}}).to_vector<float>();
   for (std::size_t i = 0; i < 8; ++i) CHECK(sum[i] == float(hs[i]) + float(bs[i]));
 }
 

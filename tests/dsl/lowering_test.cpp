@@ -103,11 +103,11 @@ std::vector<double> softmax_ref(const std::vector<float>& xs, std::size_t rows) 
 }
 
 TEST_CASE("the lowered plans compute what their expressions say") {
-  auto& cpu = tg::test::cpu();
+  auto& dev = tg::test::test_device();
   using tg::test::check_close;
   const auto xs = tg::test::random_floats(128, 1), ys = tg::test::random_floats(128, 2), vs = tg::test::random_floats(16, 3);
 
-  auto c = cpu.run(chain, {{"x", xs}, {"y", ys}, {"v", vs}});
+  auto c = dev.run(chain, {{"x", xs}, {"y", ys}, {"v", vs}});
   CHECK(c.shape() == std::vector<std::int64_t>{8, 16});
   check_close(c.to_vector<float>(), chain_ref(xs, ys, vs), 1e-4);
 
@@ -117,27 +117,27 @@ TEST_CASE("the lowered plans compute what their expressions say") {
     for (std::size_t k = 0; k < 16; ++k) want_dot[i] += double(xs[i * 16 + k]) * ys[i * 16 + k], row += xs[i * 16 + k];
     want_epilogue[i] = std::max(row, 0.0) * 3.0;
   }
-  check_close(cpu.run(dot, {{"x", xs}, {"y", ys}}).to_vector<float>(), want_dot, 1e-5);
-  check_close(cpu.run(epilogue, {{"x", xs}}).to_vector<float>(), want_epilogue, 1e-5);
+  check_close(dev.run(dot, {{"x", xs}, {"y", ys}}).to_vector<float>(), want_dot, 1e-5);
+  check_close(dev.run(epilogue, {{"x", xs}}).to_vector<float>(), want_epilogue, 1e-5);
 
-  auto t = cpu.run(twice, {{"x", xs}, {"y", ys}});
+  auto t = dev.run(twice, {{"x", xs}, {"y", ys}});
   CHECK(t.shape() == std::vector<std::int64_t>{8});
   check_close(t.to_vector<float>(), twice_ref(xs, ys, 8), 1e-4);
-  check_close(cpu.run(sm, {{"x", xs}}).to_vector<float>(), softmax_ref(xs, 8), 1e-5);
+  check_close(dev.run(sm, {{"x", xs}}).to_vector<float>(), softmax_ref(xs, 8), 1e-5);
 
   // views: transpose (16, 8), reshape (4, 32), rows 0..1, plus 1. Element (r, c) of the
   // reshape is element f = r * 32 + c of the transpose, which is x[f % 8][f / 8].
   std::vector<double> want_views;
   for (std::size_t f = 0; f < 64; ++f) want_views.push_back(double(xs[(f % 8) * 16 + f / 8]) + 1.0);
-  auto w = cpu.run(views, {{"x", xs}});
+  auto w = dev.run(views, {{"x", xs}});
   CHECK(w.shape() == std::vector<std::int64_t>{2, 32});
   check_close(w.to_vector<float>(), want_views, 1e-6);
 
-  CHECK(cpu.run(copy, {{"x", xs}}).to_vector<float>() == xs);
+  CHECK(dev.run(copy, {{"x", xs}}).to_vector<float>() == xs);
 }
 
 TEST_CASE("one plan over a symbolic row count computes the right values for every binding") {
-  auto& cpu = tg::test::cpu();
+  auto& dev = tg::test::test_device();
   using tg::test::check_close;
   const auto vs = tg::test::random_floats(16, 4);
   for (std::int64_t rows : {1, 7, 8, 32}) {
@@ -145,13 +145,13 @@ TEST_CASE("one plan over a symbolic row count computes the right values for ever
     const auto r = std::size_t(rows);
     const auto xs = tg::test::random_floats(r * 16, std::uint32_t(10 + rows)),
                ys = tg::test::random_floats(r * 16, std::uint32_t(50 + rows));
-    auto c = cpu.run(chain_n, {{"x", xs}, {"y", ys}, {"v", vs}}, {{"n", rows}});
+    auto c = dev.run(chain_n, {{"x", xs}, {"y", ys}, {"v", vs}}, {{"n", rows}});
     CHECK(c.shape() == std::vector<std::int64_t>{rows, 16});
     check_close(c.to_vector<float>(), chain_ref(xs, ys, vs), 1e-4);
-    auto t = cpu.run(twice_n, {{"x", xs}, {"y", ys}}, {{"n", rows}});
+    auto t = dev.run(twice_n, {{"x", xs}, {"y", ys}}, {{"n", rows}});
     CHECK(t.shape() == std::vector<std::int64_t>{rows});
     check_close(t.to_vector<float>(), twice_ref(xs, ys, r), 1e-4);
-    check_close(cpu.run(sm_n, {{"x", xs}}, {{"n", rows}}).to_vector<float>(), softmax_ref(xs, r), 1e-5);
+    check_close(dev.run(sm_n, {{"x", xs}}, {{"n", rows}}).to_vector<float>(), softmax_ref(xs, r), 1e-5);
   }
 }
 

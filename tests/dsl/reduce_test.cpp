@@ -5,7 +5,7 @@
 #include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
-using tg::test::cpu;
+using tg::test::test_device;
 using tg::test::random_floats;
 
 namespace {
@@ -33,7 +33,7 @@ template <std::int64_t D0, std::int64_t D1, std::int64_t D2>
 void check_reductions(std::uint32_t seed, bool specials) {
   constexpr auto x = tg::input<float>("x", tg::dims<D0, D1, D2>);
   const auto xs = random_floats(std::size_t(D0 * D1 * D2), seed, specials);
-  auto run = [&](const auto& plan) { return cpu().run(plan, {{"x", xs}}).template to_vector<float>(); };
+  auto run = [&](const auto& plan) { return test_device().run(plan, {{"x", xs}}).template to_vector<float>(); };
   INFO("shape " << D0 << "x" << D1 << "x" << D2 << ", seed " << seed);
   check_close(run(tg::lower(x.sum(tg::axis<0>))), reduce3(xs, D0, D1, D2, 1, false), 1e-5);
   check_close(run(tg::lower(x.sum(tg::axis<1>))), reduce3(xs, D0, D1, D2, 2, false), 1e-5);
@@ -63,7 +63,7 @@ TEST_CASE("keepdim keeps reduced axes as 1 and the result shape says so") {
   constexpr auto dropped = x.sum(tg::axis<1>);
   static_assert(kept.shape == tg::shape_t{3, 1});
   static_assert(dropped.shape == tg::shape_t{3});
-  auto out = cpu().run(tg::lower(kept), {{"x", random_floats(12, 7)}});
+  auto out = test_device().run(tg::lower(kept), {{"x", random_floats(12, 7)}});
   CHECK(out.shape() == std::vector<std::int64_t>{3, 1});
 }
 
@@ -72,17 +72,17 @@ TEST_CASE("sums of bools and small integers count in int32") {
   constexpr auto s = tg::sum(x);
   static_assert(s.dt == tg::dtype::int32);
   std::vector<std::int8_t> xs(200, 100);
-  CHECK(cpu().run(tg::lower(s), {{"x", xs}}).to_vector<std::int32_t>()[0] == 20000);
+  CHECK(test_device().run(tg::lower(s), {{"x", xs}}).to_vector<std::int32_t>()[0] == 20000);
   constexpr auto b = tg::input<float>("b", tg::dims<10>);
   constexpr auto count = tg::sum(b > 0.0f);
   std::vector<float> bs = {1, -1, 2, -2, 3, -3, 0, 0, 5, 6};
-  CHECK(cpu().run(tg::lower(count), {{"b", bs}}).to_vector<std::int32_t>()[0] == 5);
+  CHECK(test_device().run(tg::lower(count), {{"b", bs}}).to_vector<std::int32_t>()[0] == 5);
 }
 
 TEST_CASE("integer max starts from the lowest value, not zero") {
   constexpr auto x = tg::input<std::int32_t>("x", tg::dims<2, 3>);
   std::vector<std::int32_t> xs = {-5, -3, -9, -1, -7, -2};
-  auto got = cpu().run(tg::lower(x.max(tg::axis<1>)), {{"x", xs}}).to_vector<std::int32_t>();
+  auto got = test_device().run(tg::lower(x.max(tg::axis<1>)), {{"x", xs}}).to_vector<std::int32_t>();
   CHECK(got == std::vector<std::int32_t>{-3, -1});
 }
 

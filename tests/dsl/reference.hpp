@@ -1,20 +1,53 @@
 // reference.hpp: plain C++ helpers the DSL tests compare against: random data with the
-// awkward values mixed in, row-major index helpers, and a NaN-aware comparison.
+// awkward values mixed in, row-major index helpers, a NaN-aware comparison, and the device the
+// tests run on.
+//
+// The device is TG_TEST_DEVICE ("CPU" when unset; tests/dsl/meson.build registers each test
+// again with AMD:EMU:gfx11, AMD:EMU:gfx12 and AMD:EMU:usb), opened once per process on first use:
+// booting the emulated GPU takes a while. A case that cannot run on a GPU (a CPU-only feature)
+// returns early through skip_unless_cpu, which says so in the test output.
 #pragma once
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <random>
+#include <string>
 #include <tg/device.hpp>
 #include <vector>
 
 namespace tg::test {
 
+inline const std::string& test_device_name() {
+  static const std::string name = [] {
+    const char* v = std::getenv("TG_TEST_DEVICE");
+    return std::string(v != nullptr && *v != '\0' ? v : "CPU");
+  }();
+  return name;
+}
+
+inline bool testing_on_cpu() { return test_device_name() == "CPU"; }
+
+// The CPU, for tests that compare another device against it (amd_emu_test.cpp).
 inline tg::device& cpu() {
   static tg::device d("CPU");
   return d;
+}
+
+// The device under test.
+inline tg::device& test_device() {
+  static tg::device d(test_device_name());
+  return d;
+}
+
+// True (and a message naming the reason) when the device under test is not the CPU.
+inline bool skip_unless_cpu(const char* reason) {
+  if (testing_on_cpu()) return false;
+  const std::string why = "skipped on " + test_device_name() + ": " + reason;
+  MESSAGE(why);
+  return true;
 }
 
 // Normal values, some negative; with `specials`, also NaN, +-inf and zeros sprinkled in.
@@ -66,7 +99,16 @@ void for_each_index(const std::vector<std::int64_t>& shape, F f) {
   }
 }
 
-// Equal within a relative tolerance; NaN equals NaN; infinities must match exactly.
+// Equal within a tolerance relative to 1 + |want|; NaN equals NaN; infinities must match exactly.
+//
+// The tolerances the tests pass hold on every device: 1e-5 (about 84 ULP at 1.0) is well above
+// the AMDGPU backend's float error. LLVM expands exp2, log2, sqrt and 1/x around v_exp_f32,
+// v_log_f32, v_sqrt_f32 and v_rcp_f32 to within 1 ULP (llvm/docs/AMDGPUUsage.rst, "LLVM IR
+// Intrinsics": llvm.exp2/log2/sqrt are lowered to the correctly-rounded-or-1-ULP sequences
+// unless "afn" is set, which tg does not set), and sin reduces its argument by 1/(2 pi) before
+// v_sin_f32, whose absolute error the RDNA3 ISA guide (section 7.10, "VOP1" V_SIN_F32) bounds
+// well below 1e-5 on the inputs the tests use (|x| < 32). Integer and movement results are
+// compared with tolerance 0 (exact).
 inline bool close(double got, double want, double tol) {
   if (std::isnan(want)) return std::isnan(got);
   if (std::isinf(want)) return got == want;

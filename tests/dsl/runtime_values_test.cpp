@@ -8,7 +8,7 @@
 #include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
-using tg::test::cpu;
+using tg::test::test_device;
 using tg::test::random_floats;
 
 namespace {
@@ -24,7 +24,7 @@ TEST_CASE("a scalar input broadcasts against a tensor and is read when the plan 
   for (float k : {0.0f, -2.5f, 7.0f}) {
     std::vector<float> want;
     for (float v : xs) want.push_back(v * k + 1);
-    check_close(cpu().run(plan, {{"x", xs}, {"k", std::vector<float>{k}}}).to_vector<float>(), want, 1e-6);
+    check_close(test_device().run(plan, {{"x", xs}, {"k", std::vector<float>{k}}}).to_vector<float>(), want, 1e-6);
   }
 }
 
@@ -35,7 +35,7 @@ TEST_CASE("a symbolic dim as a value is its bound variable times its coefficient
     const auto xs = random_floats(std::size_t(len * 2), std::uint32_t(len));
     std::vector<float> want;
     for (float v : xs) want.push_back(v + float(3 * len));
-    check_close(cpu().run(plan, {{"x", xs}}, {{"n", len}}).to_vector<float>(), want, 1e-6);
+    check_close(test_device().run(plan, {{"x", xs}}, {{"n", len}}).to_vector<float>(), want, 1e-6);
   }
 }
 
@@ -49,7 +49,7 @@ TEST_CASE("mean over a symbolic axis divides by the bound length") {
       for (std::int64_t j = 0; j < 2 * len; ++j) want[std::size_t(i)] += xs[std::size_t(i * 2 * len + j)];
       want[std::size_t(i)] /= double(2 * len);
     }
-    auto out = cpu().run(plan, {{"x", xs}}, {{"rows", r}, {"n", len}});
+    auto out = test_device().run(plan, {{"x", xs}}, {{"rows", r}, {"n", len}});
     CHECK(out.shape() == std::vector<std::int64_t>{r});
     check_close(out.to_vector<float>(), want, 1e-5);
   }
@@ -62,7 +62,7 @@ TEST_CASE("mean over a constant and a symbolic axis together counts both") {
     const auto xs = random_floats(std::size_t(4 * len), std::uint32_t(len + 7));
     double want = 0;
     for (float v : xs) want += v;
-    check_close(cpu().run(plan, {{"x", xs}}, {{"n", len}}).to_vector<float>(), std::vector<double>{want / double(4 * len)}, 1e-5);
+    check_close(test_device().run(plan, {{"x", xs}}, {{"n", len}}).to_vector<float>(), std::vector<double>{want / double(4 * len)}, 1e-5);
   }
 }
 
@@ -81,7 +81,7 @@ TEST_CASE("rmsnorm over a symbolic width with eps given at run time") {
       const double scale = 1.0 / std::sqrt(ss / double(len) + double(eps));
       for (std::int64_t j = 0; j < len; ++j) want.push_back(xs[std::size_t(i * len + j)] * scale * ws[std::size_t(j)]);
     }
-    auto out = cpu().run(plan, {{"x", xs}, {"w", ws}, {"eps", std::vector<float>{eps}}}, {{"rows", r}, {"n", len}});
+    auto out = test_device().run(plan, {{"x", xs}, {"w", ws}, {"eps", std::vector<float>{eps}}}, {{"rows", r}, {"n", len}});
     check_close(out.to_vector<float>(), want, 1e-5);
   }
 }
@@ -90,8 +90,8 @@ TEST_CASE("a missing scalar input is reported by name") {
   constexpr auto x = tg::input<float>("x", tg::dims<2>);
   constexpr auto plan = tg::lower(x + tg::scalar_input<float>("bias"));
   const std::vector<float> xs{1, 2};
-  CHECK_THROWS_WITH_AS(cpu().run(plan, {{"x", xs}}), doctest::Contains("'bias'"), tg::usage_error);
-  CHECK_THROWS_AS(cpu().run(plan, {{"x", xs}, {"bias", std::vector<float>{1, 2}}}), tg::usage_error);
+  CHECK_THROWS_WITH_AS(test_device().run(plan, {{"x", xs}}), doctest::Contains("'bias'"), tg::usage_error);
+  CHECK_THROWS_AS(test_device().run(plan, {{"x", xs}, {"bias", std::vector<float>{1, 2}}}), tg::usage_error);
 }
 
 }  // namespace

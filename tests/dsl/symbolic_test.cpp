@@ -5,7 +5,7 @@
 #include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
-using tg::test::cpu;
+using tg::test::test_device;
 using tg::test::random_floats;
 
 namespace {
@@ -18,7 +18,7 @@ TEST_CASE("an elementwise op over a symbolic dim runs for several bindings") {
   static_assert(plan.var_count() == 1);
   for (std::int64_t rows : {1, 5, 64}) {
     const auto xs = random_floats(std::size_t(rows * 16), std::uint32_t(rows));
-    auto out = cpu().run(plan, {{"x", xs}}, {{"n", rows}});
+    auto out = test_device().run(plan, {{"x", xs}}, {{"n", rows}});
     CHECK(out.shape() == std::vector<std::int64_t>{rows, 16});
     std::vector<float> want;
     for (float v : xs) want.push_back(v * 2 + 1);
@@ -34,7 +34,7 @@ TEST_CASE("a reduce over a symbolic axis sums exactly the bound length") {
     std::vector<double> want(4, 0.0);
     for (std::int64_t i = 0; i < 4; ++i)
       for (std::int64_t j = 0; j < len; ++j) want[std::size_t(i)] += xs[std::size_t(i * len + j)];
-    check_close(cpu().run(plan, {{"x", xs}}, {{"n", len}}).to_vector<float>(), want, 1e-5);
+    check_close(test_device().run(plan, {{"x", xs}}, {{"n", len}}).to_vector<float>(), want, 1e-5);
   }
 }
 
@@ -46,7 +46,7 @@ TEST_CASE("a symbolic shrink reads the first n rows of a fixed buffer (a KV cach
     std::vector<double> want(8, 0.0);
     for (std::int64_t r = 0; r < used; ++r)
       for (int c = 0; c < 8; ++c) want[std::size_t(c)] += xs[std::size_t(r * 8 + c)];
-    check_close(cpu().run(plan, {{"cache", xs}}, {{"n", used}}).to_vector<float>(), want, 1e-5);
+    check_close(test_device().run(plan, {{"cache", xs}}, {{"n", used}}).to_vector<float>(), want, 1e-5);
   }
 }
 
@@ -64,7 +64,7 @@ TEST_CASE("matmul with a symbolic row count (a batch of tokens)") {
         for (int k = 0; k < 12; ++k) s += double(as[std::size_t(i * 12 + k)]) * ws[std::size_t(k * 20 + j)];
         want.push_back(s);
       }
-    check_close(cpu().run(plan, {{"a", as}, {"w", ws}}, {{"n", rows}}).to_vector<float>(), want, 1e-4);
+    check_close(test_device().run(plan, {{"a", as}, {"w", ws}}, {{"n", rows}}).to_vector<float>(), want, 1e-4);
   }
 }
 

@@ -224,7 +224,9 @@ instruction decode(isa_gen gen, std::span<const std::uint32_t> w) {
       in.sdst = std::uint16_t(bits(d, 16, 7));
       in.srcs = {std::uint16_t(bits(d, 0, 8)), std::uint16_t(bits(d, 8, 8)), 0};
     }
-    if (in.fam != family::sopp && in.fam != family::sopk && names_literal(in, 2)) take_literal(in, w, 1);
+    // gfx12's s_fmaak_f32 (69: D = S0 * S1 + K) and s_fmamk_f32 (70: D = S0 * K + S1) always carry K.
+    const bool scalar_k = !g11 && in.fam == family::sop2 && (in.op == 69 || in.op == 70);
+    if (scalar_k || (in.fam != family::sopp && in.fam != family::sopk && names_literal(in, 2))) take_literal(in, w, 1);
   } else {
     const unsigned top6 = d >> 26, top8 = d >> 24;
     if (top6 == 0b110101) {

@@ -90,10 +90,14 @@ void exec_sop2(exec_context& c, wave& w, const instruction& in) {
       case 66: w.write_sgpr(d, bits_of(std::fmin(fa, fb))); return;
       case 67: w.write_sgpr(d, bits_of(std::fmax(fa, fb))); return;
       case 68: w.write_sgpr(d, bits_of(fa * fb)); return;
+      case 69: w.write_sgpr(d, bits_of(std::fma(fa, fb, as_f32(in.literal)))); return;  // s_fmaak_f32
+      case 70: w.write_sgpr(d, bits_of(std::fma(fa, as_f32(in.literal), fb))); return;  // s_fmamk_f32
       case 71: w.write_sgpr(d, bits_of(std::fma(fa, fb, as_f32(scalar_source(w, in, d))))); return;
       case 83: w.write_sgpr64(d, a64 + b64); return;
       case 84: w.write_sgpr64(d, a64 - b64); return;
       case 85: w.write_sgpr64(d, a64 * b64); return;
+      case 79: w.write_sgpr(d, bits_of(ieee_minimum(fa, fb))); return;  // s_minimum_f32
+      case 80: w.write_sgpr(d, bits_of(ieee_maximum(fa, fb))); return;  // s_maximum_f32
       default: break;
     }
   }
@@ -119,6 +123,8 @@ void exec_sop1(exec_context& c, wave& w, const instruction& in) {
     case 8: w.write_sgpr(d, a == 0 ? ~0u : std::uint32_t(std::countr_zero(a))); return;
     case 9: w.write_sgpr(d, a64 == 0 ? ~0u : std::uint32_t(std::countr_zero(a64))); return;
     case 10: w.write_sgpr(d, a == 0 ? ~0u : std::uint32_t(std::countl_zero(a))); return;
+    // s_cls_i32: leading bits equal to the sign bit; -1 for 0 and -1 (as v_cls_i32, exec_valu.cpp).
+    case 12: w.write_sgpr(d, a == 0 || a == ~0u ? ~0u : std::uint32_t(std::int32_t(a) < 0 ? std::countl_one(a) : std::countl_zero(a))); return;
     case 14: w.write_sgpr(d, std::uint32_t(std::int32_t(std::int8_t(a)))); return;
     case 15: w.write_sgpr(d, std::uint32_t(std::int32_t(std::int16_t(a)))); return;
     case 16: w.write_sgpr(d, scalar_source(w, in, d) & ~(1u << (a & 31))); return;

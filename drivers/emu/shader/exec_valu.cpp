@@ -40,19 +40,6 @@ unsigned canonical_op(isa_gen gen, unsigned op) {
 template <class T>
 T med3(T a, T b, T c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
 float fmed3(float a, float b, float c) { return std::fmax(std::fmin(a, b), std::fmin(std::fmax(a, b), c)); }
-// gfx12's v_maximum / v_minimum: IEEE 754-2019 maximum and minimum, unlike v_max_num's maxNum: a NaN
-// operand gives NaN (quieted, as a + b does), and -0 orders below +0.
-float ieee_maximum(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return a + b;
-  if (a == b) return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-float ieee_minimum(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return a + b;
-  if (a == b) return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-
 template <class T>
 bool compare_i(unsigned cond, T a, T b) {
   switch (cond) {
@@ -339,6 +326,9 @@ void exec_valu(exec_context& c, wave& w, const instruction& in) {
     case 384 + 56: each([&](unsigned l) { return reverse_bits32((U(0, l))); }); break;
     case 384 + 57: each([&](unsigned l) { const std::uint32_t v = U(0, l); return v ? std::uint32_t(std::countl_zero(v)) : ~0u; }); break;
     case 384 + 58: each([&](unsigned l) { const std::uint32_t v = U(0, l); return v ? std::uint32_t(std::countr_zero(v)) : ~0u; }); break;
+    // v_cls_i32 (LLVM's ffbh_i32, used in 64-bit int -> float): the leading bits equal to the sign
+    // bit, sign included; -1 when every bit is (0 and -1). RDNA3 ISA guide, VOP1 V_CLS_I32.
+    case 384 + 59: each([&](unsigned l) { const std::uint32_t v = U(0, l); return v == 0 || v == ~0u ? ~0u : std::uint32_t(std::int32_t(v) < 0 ? std::countl_one(v) : std::countl_zero(v)); }); break;
     case 384 + 63: each([&](unsigned l) { int e = 0; const float x = F(0, l); if (std::isfinite(x)) std::frexp(x, &e); return std::uint32_t(e); }); break;
     case 384 + 64: each([&](unsigned l) { int e = 0; const float x = F(0, l); return fr(std::isfinite(x) ? std::frexp(x, &e) : x); }); break;
     case 384 + 66: {  // v_movreld_b32: VGPR[vdst + M0] = src0

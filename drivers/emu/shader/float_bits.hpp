@@ -13,6 +13,19 @@ inline std::uint32_t bits_of(float f) { return std::bit_cast<std::uint32_t>(f); 
 inline double as_f64(std::uint64_t b) { return std::bit_cast<double>(b); }
 inline std::uint64_t bits_of(double f) { return std::bit_cast<std::uint64_t>(f); }
 
+// gfx12's v_maximum / v_minimum (and s_maximum / s_minimum): IEEE 754-2019 maximum and minimum, unlike v_max_num's maxNum: a NaN
+// operand gives NaN (quieted, as a + b does), and -0 orders below +0.
+inline float ieee_maximum(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return a + b;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+inline float ieee_minimum(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return a + b;
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
 // binary16 -> binary32, exact.
 inline float f16_to_f32(std::uint16_t h) {
   const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF;

@@ -1,6 +1,9 @@
 // cli_options.cpp: option declarations and the checks across options.
 #include "examples/llm/cli/cli_options.hpp"
 
+#include <map>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 #include <tg/core/error.hpp>
@@ -18,6 +21,11 @@ void add_options(CLI::App& app, cli_options& o) {
   app.add_option("--seed", o.seed, "random seed for sampling")->capture_default_str();
   app.add_option("--max-context", o.max_context, "KV-cache length (capped at the model's context)")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  const std::map<std::string, llm::cache_type> cache_types{
+      {"auto", llm::cache_type::automatic}, {"f32", llm::cache_type::f32}, {"f16", llm::cache_type::f16}};
+  app.add_option("--cache-type", o.cache_type,
+                 "KV-cache elements: f32, f16, or auto (the default: f32 for an F32 model, f16 for a quantized one)")
+      ->transform(CLI::CheckedTransformer(cache_types))->option_text("f32|f16|auto");
   app.add_option("--chunk-size", o.chunk_size, "prompt tokens per forward call")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--threads", o.threads, "CPU threads (default: all cores, or TG_THREADS)")->check(CLI::PositiveNumber);
   app.add_flag("--chat", o.chat, "interactive chat on stdin with the model's chat template");

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <tg/llm/options.hpp>
+
 namespace CLI {
 class App;
 }
@@ -16,6 +18,7 @@ struct cli_options {
   std::string model, prompt, prompt_file, device = "CPU", dump_logits;
   std::vector<std::int32_t> tokens;  // --tokens 1,2,3 for --dump-logits
   std::int64_t max_tokens = 256, max_context = 4096, chunk_size = 32;
+  llm::cache_type cache_type = llm::cache_type::automatic;  // --cache-type
   float temperature = 0.0f, top_p = 1.0f;
   std::uint32_t top_k = 0;
   std::uint64_t seed = 0;

@@ -77,7 +77,8 @@ int run(const cli::cli_options& o) {
   const bool generates = !o.tokenize && o.dump_logits.empty();
   auto m = llm::model::open(o.model, {.device = o.device, .threads = o.threads.value_or(0),
                                       .max_context = o.max_context, .chunk_size = o.chunk_size,
-                                      .sequences = o.serve_port ? o.parallel : 1, .warm_up = generates});
+                                      .sequences = o.serve_port ? o.parallel : 1, .cache = o.cache_type,
+                                      .warm_up = generates});
   if (o.tokenize) {
     auto ids = m.tokenize(prompt, !o.no_bos, false);
     for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];

@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli_smoke.sh: the llm command on the tiny-llama fixture: tokenize, greedy text from token
-# ids, dump-logits size, a benchmark run, and an error message. Skips (77) without fixtures.
+# ids, dump-logits size, a benchmark run, --cache-type, and error messages. Skips (77) without fixtures.
 llm="$1"
 m="$TG_FIXTURES/models/tiny-llama-f32.gguf"
 [ -f "$m" ] || exit 77
@@ -17,6 +17,10 @@ rm -f "$out"
 [ "$size" -eq $((3 * 32000 * 4)) ] || fail "dump-logits wrote $size bytes"
 lines=$("$llm" -m "$m" --benchmark 3 --max-context 64 --chunk-size 8 2>/dev/null | grep -c "tok/s") || fail "benchmark"
 [ "$lines" -eq 4 ] || fail "benchmark printed $lines timing lines"
+text=$("$llm" -m "$m" --tokens 1,450,4996 -n 4 --max-context 64 --cache-type f16 2>/dev/null) || fail "--cache-type f16 exited $?"
+[ -n "$text" ] || fail "--cache-type f16 printed nothing"
+err=$("$llm" -m "$m" --tokens 1,450 -n 1 --cache-type f8 2>&1) && fail "--cache-type f8 was accepted"
+case "$err" in *"cache-type"*) ;; *) fail "--cache-type f8 message '$err'" ;; esac
 err=$("$llm" -m "$m" --tokens 1,99999 -n 1 2>&1) && fail "an out-of-range id was accepted"
 case "$err" in *"error: "*"99999"*) ;; *) fail "error message '$err'" ;; esac
 echo ok

@@ -1,5 +1,6 @@
 // int8_matmul_test.cpp: the 8-bit activation rounding kernels and the integer-dot matmuls
-// (Q8_0, Q4_0/1, Q5_0/1, Q4_K, Q5_K, Q6_K; decode and prefill loop shapes, with and without epilogues)
+// (Q8_0, Q4_0/1, Q5_0/1, Q4_K, Q5_K, Q6_K; decode and prefill loop shapes, with and without epilogues),
+// and the tiled prefill matmuls (Q8_0, Q4_K, Q6_K; matmul_tiles.hpp) at the CPU level in force,
 // against scalar references (activation_kernels.hpp's rule, gguf's reference decoder) on
 // random inputs.
 #include <doctest/doctest.h>
@@ -7,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "llm/gguf/dequant_reference.hpp"
@@ -15,6 +18,8 @@
 #include "llm/model/activation_kernels.hpp"
 #include "llm/model/launch_vars.hpp"
 #include "llm/model/linear_kernels.hpp"
+#include "llm/model/matmul_tiles.hpp"
+#include "drivers/cpu/cpu_target.hpp"
 
 namespace {
 
@@ -164,6 +169,28 @@ std::vector<std::uint8_t> random_rows(tg::gguf::tensor_type type, std::int64_t r
   return bytes;
 }
 
+// The largest error of out against the reference decoder's weights deq times what the
+// device rounded (xq, xs), in double, relative to the sum of the products' sizes.
+double worst_error(const tg::buffer& out, const tg::buffer& xq, const tg::buffer& xs, const std::vector<float>& deq,
+                   const std::vector<float>& bias, const std::vector<float>& residual, bool epilogues, std::int64_t T,
+                   std::int64_t N, std::int64_t K, std::int64_t block) {
+  auto got = download<float>(out, std::size_t(T * N));
+  auto qs = download<std::int16_t>(xq, std::size_t(T * K));
+  auto ss = download<float>(xs, std::size_t(T * K / block));
+  double worst = 0;
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t n = 0; n < N; ++n) {
+      double sum = epilogues ? double(bias[std::size_t(n)]) + residual[std::size_t(t * N + n)] : 0.0, size = 0;
+      for (std::int64_t k = 0; k < K; ++k) {
+        double p = double(deq[std::size_t(n * K + k)]) * ss[std::size_t((t * K + k) / block)] * qs[std::size_t(t * K + k)];
+        sum += p;
+        size += std::fabs(p);
+      }
+      worst = std::fmax(worst, std::fabs(got[std::size_t(t * N + n)] - sum) / (1.0 + size));
+    }
+  return worst;
+}
+
 TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for every type with an int form") {
   using tg::gguf::tensor_type;
   std::mt19937 rng(9);
@@ -209,25 +236,88 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
         std::vector<tg::buffer> slots{out, w.data, xq, rb, bias_b, xs, xsum};
         slots.resize(std::size_t(kernel.slot_count));
         cpu().launch(kernel, slots, vars);
-        auto got = download<float>(out, std::size_t(T * N));
-        // The reference: the reference decoder's weights times what the device rounded, in double.
-        auto qs = download<std::int16_t>(xq, std::size_t(T * K));
-        auto ss = download<float>(xs, std::size_t(T * K / block));
-        double worst = 0;
-        for (std::int64_t t = 0; t < T; ++t)
-          for (std::int64_t n = 0; n < N; ++n) {
-            double sum = epilogues ? double(bias[std::size_t(n)]) + residual[std::size_t(t * N + n)] : 0.0, size = 0;
-            for (std::int64_t k = 0; k < K; ++k) {
-              double p = double(deq[std::size_t(n * K + k)]) * ss[std::size_t((t * K + k) / block)] * qs[std::size_t(t * K + k)];
-              sum += p;
-              size += std::fabs(p);
-            }
-            worst = std::fmax(worst, std::fabs(got[std::size_t(t * N + n)] - sum) / (1.0 + size));
-          }
+        const double worst = worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block);
         CHECK(worst <= 1e-5);
       }
     }
   }
+}
+
+// The level the CPU device runs at (TG_CPU_FEATURES, as meson's model_tiles_<level> tests set
+// it), or "" when this CPU cannot run it: the test says so and checks nothing.
+std::string level_in_force() {
+  const char* env = std::getenv("TG_CPU_FEATURES");
+  const std::string level = env != nullptr && *env != '\0' ? env : "native";
+  const auto levels = tg::cpu::host_levels();
+  if (std::find(levels.begin(), levels.end(), level) != levels.end()) return level;
+  std::string can;
+  for (const auto& l : levels) can += " " + l;
+  MESSAGE("skipped level " << level << ": this CPU runs" << can);
+  return "";
+}
+
+TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in force, in every tile height") {
+  using tg::gguf::tensor_type;
+  const std::string level = level_in_force();
+  if (level.empty()) return;
+  MESSAGE("level " << tg::cpu::host_cpu_target().describe());
+  std::mt19937 rng(11);
+  const std::int64_t N = 64;
+  for (std::int64_t K : {std::int64_t(512), std::int64_t(4352)})
+  for (auto type : {tensor_type::q8_0, tensor_type::q4_k, tensor_type::q6_k})
+  for (std::int64_t rows : {std::int64_t(8), std::int64_t(16), std::int64_t(32)}) {
+    CAPTURE(K);
+    CAPTURE(tg::gguf::tensor_type_name(type));
+    CAPTURE(rows);
+    const auto& traits = tg::gguf::traits_of(type);
+    const std::int64_t row_bytes = K / traits.block_elems * traits.block_bytes;
+    auto wbytes = random_rows(type, N, K, rng);
+    tg::model::weight w{"w", type, N, K, row_bytes, upload(wbytes)};
+    REQUIRE(tg::model::has_tiles(w));
+    tg::model::add_tiles(cpu(), w, rows);
+    const std::int64_t block = tg::model::activation_block_for(w);
+    std::vector<float> deq(std::size_t(N * K));
+    for (std::int64_t n = 0; n < N; ++n)
+      tg::gguf::dequantize_row(type, reinterpret_cast<const std::byte*>(&wbytes[std::size_t(n * row_bytes)]),
+                               &deq[std::size_t(n * K)], std::size_t(K));
+    auto bias = random_floats(std::size_t(N), rng, 1.0f);
+    tg::buffer bias_b = upload(bias);
+    for (std::int64_t T : {4, 12}) {
+      for (bool epilogues : {false, true}) {
+        CAPTURE(T);
+        CAPTURE(epilogues);
+        auto x = random_floats(std::size_t(T * K), rng, 1.0f);
+        auto residual = random_floats(std::size_t(T * N), rng, 1.0f);
+        tg::buffer xb = upload(x), rb = upload(residual), out = cpu().allocate(std::size_t(T * N) * 4);
+        launch_values vars{T, 0, 0, 0};
+        auto [xq, xs] = round_on_device(xb, K, tg::model::var_tokens, -1, vars, block);
+        tg::buffer xsum = sums_on_device(xq, xs, K, T, tg::model::var_tokens, vars, block);
+        const tg::model::matmul_epilogue e{.bias = epilogues, .residual = epilogues};
+        auto kernel = tg::model::matmul_prefill_kernel(w, e);
+        REQUIRE(kernel.slot_count == 8);  // the tiles' slot
+        CHECK(kernel.upcast.back() == rows);  // the tile's rows are the vector
+        std::vector<tg::buffer> slots{out, w.data, xq, rb, bias_b, xs, xsum, w.tiles};
+        cpu().launch(kernel, slots, vars);
+        CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
+      }
+    }
+  }
+}
+
+TEST_CASE("the CPU levels: the host runs native and every level it lists, and refuses a made-up one") {
+  const auto levels = tg::cpu::host_levels();
+  REQUIRE(!levels.empty());
+  CHECK(levels.back() == "native");
+  for (const auto& l : levels) {
+    const auto t = tg::cpu::detect_cpu_target(l);
+    CHECK(t.level == l);
+    CHECK(t.vector_bits >= 128);
+    if (l == "avx2") CHECK(std::find(t.features.begin(), t.features.end(), "+avx512f") == t.features.end());
+    if (l == "avx512") CHECK(!t.vnni);
+    if (l == "avx512vnni") CHECK(t.vnni);
+  }
+  CHECK_THROWS_WITH_AS(tg::cpu::detect_cpu_target("sse9"),
+                       "TG_CPU_FEATURES=sse9: not a level (avx2, avx512, avx512vnni or native)", tg::usage_error);
 }
 
 }  // namespace

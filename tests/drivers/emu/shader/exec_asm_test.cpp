@@ -274,3 +274,38 @@ TEST_CASE("the cost counters: waits that find a vector load in flight, and the d
     for (std::uint32_t l = 0; l < 32; ++l) CHECK(o[256 + l] == 2 * l);
   }
 }
+
+TEST_CASE("scalar s_cls_i32 on both generations; gfx12's s_fmamk_f32, s_fmaak_f32 (with their K literal) and s_maximum_f32") {
+  for (const char* mcpu : targets) {
+    CAPTURE(mcpu);
+    const bool g12 = is_gfx12(mcpu);
+    const std::string kwait = g12 ? "s_wait_kmcnt 0" : "s_waitcnt lgkmcnt(0)";
+    std::string body = "  s_load_b64 s[4:5], s[0:1], 0x0\n  " + kwait + "\n  v_mov_b32 v3, 0\n"
+                       "  s_mov_b32 s6, 0x0000f000\n  s_cls_i32 s7, s6\n  v_mov_b32 v1, s7\n"      // 16 leading zeros
+                       "  s_mov_b32 s6, 0xfff0f000\n  s_cls_i32 s7, s6\n  v_mov_b32 v2, s7\n"      // 12 leading ones
+                       "  global_store_b32 v3, v1, s[4:5]\n  global_store_b32 v3, v2, s[4:5] offset:4\n"
+                       "  s_mov_b32 s6, -1\n  s_cls_i32 s7, s6\n  v_mov_b32 v1, s7\n  global_store_b32 v3, v1, s[4:5] offset:8\n";
+    if (g12)
+      body += "  s_mov_b32 s6, 2.0\n  s_mov_b32 s8, 0.5\n"
+              "  s_fmamk_f32 s7, s6, 0x40400000, s8\n  v_mov_b32 v1, s7\n"   // 2 * 3 + 0.5
+              "  s_fmaak_f32 s7, s6, s8, 0x40400000\n  v_mov_b32 v2, s7\n"   // 2 * 0.5 + 3
+              "  global_store_b32 v3, v1, s[4:5] offset:12\n  global_store_b32 v3, v2, s[4:5] offset:16\n"
+              "  s_mov_b32 s6, 0x80000000\n  s_mov_b32 s8, 0\n  s_maximum_f32 s7, s6, s8\n  v_mov_b32 v1, s7\n"  // max(-0, +0) = +0
+              "  global_store_b32 v3, v1, s[4:5] offset:20\n";
+    temp_dir dir;
+    shader_rig r(gen_of(mcpu));
+    r.load(assembly_object(dir, "scalar", mcpu, kernel_asm(mcpu, body)));
+    buffer out = r.alloc(4096);
+    r.put(out, std::vector<std::uint32_t>(8, 0xAAAAAAAAu));
+    REQUIRE_MESSAGE(r.dispatch("k", {1, 1, 1}, {32, 1, 1}, {out.va.value}), fault_text(r));
+    const auto o = r.get<std::uint32_t>(out, 8);
+    CHECK(o[0] == 16u);
+    CHECK(o[1] == 12u);
+    CHECK(o[2] == 0xFFFFFFFFu);
+    if (g12) {
+      CHECK(o[3] == 0x40D00000u);  // 6.5
+      CHECK(o[4] == 0x40800000u);  // 4.0
+      CHECK(o[5] == 0u);
+    }
+  }
+}

@@ -1,0 +1,43 @@
+// matmul_tiles.hpp: weights repacked at load time into row tiles, and the prefill matmul
+// that reads them: each 8-bit activation pair feeds R weight rows in one vector
+// instruction (x86 vpdpwssd with AVX-512 VNNI / AVX-VNNI, else vpmaddwd + vpaddd).
+//
+// The file layout puts a row's values next to each other, so a vector holds 32 values of one
+// row and each (row, token, 32 values) pays for a conversion and two float operations. Here a
+// vector holds one value pair of R rows: 32 values cost each (tile, token) 16 pair
+// instructions and one float step for all R rows (ggml interleaves rows in its repacked CPU
+// kernels, ggml/src/ggml-cpu/ggml-cpu-aarch64.cpp, for the same reason).
+//
+// Layout: tiles of R rows (weight::tile_rows) one after another; in a tile, the rows'
+// sub-blocks of S values (32 for Q8_0 and Q4_K, 16 for Q6_K: the span of one scale), each
+//   float a[R]   the sub-block's scale per row (d; d * sc for K-quants)
+//   float b[R]   Q4_K only: the offset dmin * m, so that W = a * q - b
+//   quants       S / 2 pairs x R rows x 2 values, pair p of row r at p * 2R + 2r: int8
+//                (Q8_0 q, Q6_K q - 32), or Q4_K nibbles (pairs p and p + 8 share bytes,
+//                low and high nibble).
+// Bits per value: Q8_0 9 (the file 8.5), Q4_K 6 (4.5), Q6_K 10 (6.6). The tiles are a
+// copy: the file's bytes stay mapped for decode, which streams them at memory bandwidth.
+#pragma once
+#include <cstdint>
+
+#include <tg/ast/kernel_builder.hpp>
+
+#include "llm/model/linear_kernels.hpp"
+#include "llm/model/weight.hpp"
+
+namespace tg::model {
+
+// Rows per tile on dev: 32 (two vectors per token) with AVX-512, 8 (one) with 16 vector
+// registers, so that 4 tokens' integer and float accumulators stay in registers; 0 when dev
+// is not the CPU (the tiles are a CPU layout).
+std::int64_t tile_rows_for(const device& dev);
+// Whether w has a tiled form (Q8_0, Q4_K or Q6_K, rows a multiple of 32).
+bool has_tiles(const weight& w);
+// Repacks w.data (host memory) into w.tiles with `rows` rows per tile (tile_rows_for).
+void add_tiles(device& dev, weight& w, std::int64_t rows);
+// out[t][n] = sum_k W[n][k] * x[t][k] for T tokens (a multiple of prefill_token_lanes), over
+// the 8-bit activations linear_kernels.hpp describes. Slots as matmul_kernel's (1, the file
+// bytes, unused), and 7 the tiles.
+ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue = {});
+
+}  // namespace tg::model
