@@ -15,8 +15,6 @@ class Module;
 
 namespace tg::codegen {
 
-// How to shape the loops: upcast[i] > 1 makes output range i step by that factor, with
-// the body repeated per lane (a register tile the SLP vectorizer turns into vector code).
 // The x86 instructions the codegen may name itself, from the CPU's target description
 // (drivers/cpu/cpu_target.hpp); the default names none (generic IR, any target).
 struct x86_isa {
@@ -25,6 +23,8 @@ struct x86_isa {
   bool operator==(const x86_isa&) const = default;
 };
 
+// How to shape the loops: upcast[i] > 1 makes output range i step by that factor, with
+// the body repeated per lane (a register tile the SLP vectorizer turns into vector code).
 struct kernel_opts {
   std::vector<int> upcast;  // one per output range; empty means none
   // The innermost upcast range becomes an LLVM vector; false keeps every lane scalar, so
