@@ -102,13 +102,11 @@ void for_each_index(const std::vector<std::int64_t>& shape, F f) {
 // Equal within a tolerance relative to 1 + |want|; NaN equals NaN; infinities must match exactly.
 //
 // The tolerances the tests pass hold on every device: 1e-5 (about 84 ULP at 1.0) is well above
-// the AMDGPU backend's float error. LLVM expands exp2, log2, sqrt and 1/x around v_exp_f32,
-// v_log_f32, v_sqrt_f32 and v_rcp_f32 to within 1 ULP (llvm/docs/AMDGPUUsage.rst, "LLVM IR
-// Intrinsics": llvm.exp2/log2/sqrt are lowered to the correctly-rounded-or-1-ULP sequences
-// unless "afn" is set, which tg does not set), and sin reduces its argument by 1/(2 pi) before
-// v_sin_f32, whose absolute error the RDNA3 ISA guide (section 7.10, "VOP1" V_SIN_F32) bounds
-// well below 1e-5 on the inputs the tests use (|x| < 32). Integer and movement results are
-// compared with tolerance 0 (exact).
+// the error of the instructions a GPU kernel's transcendentals end in: v_exp_f32, v_log_f32,
+// v_rcp_f32, v_rsq_f32 and v_sqrt_f32 within 1 ULP, v_sin_f32 / v_cos_f32 within 2^-20 absolute
+// (the bounds the emulated GPU holds them to, drivers/emu/shader/transcendental.hpp; AMD's RDNA3
+// ISA reference guide, "Vector ALU Operations", gives no tighter figure). Integer and movement
+// results are compared with tolerance 0 (exact).
 inline bool close(double got, double want, double tol) {
   if (std::isnan(want)) return std::isnan(got);
   if (std::isinf(want)) return got == want;
