@@ -12,7 +12,9 @@
 //     as layout_kernargs lays them out and dispatches with pm4::emit_dispatch, without waiting;
 //   - compile from a tg AST (am_backend_compile.cpp): the kernel rendered for the device's
 //     processor (runtime/codegen/amdgpu_kernel.hpp), compiled in process (amdgpu_compiler.hpp)
-//     and loaded as above, its grid computed at each launch from the variables.
+//     and loaded as above, its grid computed at each launch from the variables;
+//   - graphs (am_graph.cpp): the launches of a graph as one indirect buffer with their kernargs,
+//     patched in place and submitted once per replay.
 //
 //   tg::device dev("AMD:USB:0");                      // am_backend_registration.cpp
 //   auto& amd = dynamic_cast<tg::amd::am_backend&>(dev.impl());
@@ -20,7 +22,8 @@
 //   p->launch(buffers, {});
 //
 // After device().recover_compute() the compute timeline restarts, so programs launched before it
-// must not be launched again (their kernarg slots remember submissions of the old queue).
+// must not be launched again (their kernarg slots remember submissions of the old queue), nor
+// graphs captured before it replayed.
 // Programs keep a reference to their backend and must not outlive it (tg::device drops its
 // programs first). Not thread-safe: one host thread uses a backend.
 #pragma once
@@ -54,6 +57,23 @@ struct am_launch_shape {
 
 class am_program;
 
+// What one launch of an AMD program dispatches, from its arguments: the loaded kernel, how many of
+// the launch's buffers and variables it takes, and the grid (no workgroups: nothing to dispatch).
+// launch does what it says; graphs (am_graph.cpp) write it into their indirect buffer.
+struct am_dispatch_plan {
+  am_program* kernel = nullptr;
+  std::size_t buffers = 0, vars = 0;
+  am_launch_shape shape;
+  bool is_empty() const { return std::uint64_t{shape.workgroups[0]} * shape.workgroups[1] * shape.workgroups[2] == 0; }
+};
+
+// Both kinds of AMD program: a loaded code object (am_program) and a compiled tg kernel
+// (am_backend_compile.cpp). plan_launch checks the argument counts as launch does (usage_error).
+class am_dispatchable : public program {
+ public:
+  virtual am_dispatch_plan plan_launch(std::size_t buffer_count, std::span<const std::int64_t> vars) = 0;
+};
+
 class am_backend : public backend {
  public:
   // Boots an am_device on `t`. `keep_alive` outlives the transport (the buses it was opened from,
@@ -69,6 +89,8 @@ class am_backend : public backend {
   void copy_out(void* host_dst, const void* device_src, std::size_t size_bytes) override;
   std::shared_ptr<program> compile(const kernel_source& source) override;
   void synchronize() override;
+  // One indirect buffer per graph, replayed with one submission (am_graph.cpp).
+  std::unique_ptr<executable_graph> make_graph(const graph_capture& capture) override;
 
   // Kernel `kernel` of `co` in VRAM. At launch the buffers fill the first arguments of `args`
   // (pointers) and the vars the rest.
@@ -76,6 +98,7 @@ class am_backend : public backend {
                                            std::span<const kernarg> args, am_launch_shape shape);
 
   am_device& device() { return *device_; }
+  std::chrono::milliseconds queue_timeout() const { return queue_timeout_; }
   // The allocation holding [device_ptr, +size_bytes) (an address allocate returned plus an
   // offset); usage_error naming `what` otherwise.
   const allocation& allocation_of(const void* device_ptr, std::size_t size_bytes, const char* what) const;
@@ -96,7 +119,7 @@ class am_backend : public backend {
 };
 
 // A loaded kernel: its image in VRAM and kernarg slots for launches in flight.
-class am_program final : public program {
+class am_program final : public am_dispatchable {
  public:
   static constexpr std::size_t kernarg_slots = 16;  // launches in flight before one is waited for
 
@@ -106,6 +129,14 @@ class am_program final : public program {
   void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override;
   // The same with a grid of this launch's own (a compiled tg kernel's depends on the variables).
   void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars, const am_launch_shape& shape);
+  am_dispatch_plan plan_launch(std::size_t buffer_count, std::span<const std::int64_t> vars) override;
+
+  // The kernargs of a launch laid out in `block` (kernarg_block_bytes() of them; hidden arguments
+  // zero); usage_error for a wrong argument count or a buffer not of this device.
+  void write_kernargs(std::span<std::byte> block, std::span<void* const> buffers, std::span<const std::int64_t> vars);
+  std::uint64_t kernarg_block_bytes() const { return slot_bytes_; }
+  std::span<const kernarg> args() const { return args_; }
+  const am_backend& owner() const { return owner_; }
 
   const queue::pm4::kernel_summary& summary() const { return summary_; }
   // The loaded image from the entry on: the bytes the command processor fetches first (the
@@ -114,8 +145,6 @@ class am_program final : public program {
   const kernarg_layout& layout() const { return layout_; }
 
  private:
-  void write_kernargs(std::span<std::byte> slot, std::span<void* const> buffers, std::span<const std::int64_t> vars);
-
   am_backend& owner_;
   std::string name_;
   std::vector<kernarg> args_;

@@ -1,10 +1,10 @@
 // am_backend_compile.cpp: tg kernels on the AMD backend (see am_backend.hpp): the run-time
 // pipeline for AMD, one line per step:
-//   1. render:  the kernel AST -> an amdgpu_kernel function (runtime/codegen/amdgpu_kernel.hpp)
-//   2. compile: O3 + the AMDGPU backend -> an ELF object (runtime/codegen/amdgpu_compiler.hpp)
-//   3. load:    code_object + am_program: the image in VRAM, kernarg slots (am_backend_program.cpp)
-//   4. launch:  the grid from the variables, the kernargs written, one dispatch (compiled_program)
-// Opts are not applied yet: the schedule is one work-item per output element.
+//   1. opts:    the GPU heuristic's schedule (runtime/opt/gpu_heuristic.hpp): threads per element
+//   2. render:  the kernel AST -> an amdgpu_kernel function (runtime/codegen/amdgpu_kernel.hpp)
+//   3. compile: O3 + the AMDGPU backend -> an ELF object (runtime/codegen/amdgpu_compiler.hpp)
+//   4. load:    code_object + am_program: the image in VRAM, kernarg slots (am_backend_program.cpp)
+//   5. launch:  the grid from the variables, the kernargs written, one dispatch (compiled_program)
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
@@ -17,6 +17,7 @@
 #include "drivers/amd/am_backend.hpp"
 #include "runtime/codegen/amdgpu_compiler.hpp"
 #include "runtime/codegen/amdgpu_kernel.hpp"
+#include "runtime/opt/gpu_heuristic.hpp"
 
 namespace tg::amd {
 
@@ -26,7 +27,7 @@ namespace {
 constexpr int workgroup_size = 256;
 
 // A tg kernel compiled for the device: the loaded program, and what launch needs to size its grid.
-class compiled_program final : public program {
+class compiled_program final : public am_dispatchable {
  public:
   compiled_program(std::shared_ptr<am_program> loaded, std::span<const ast::node> nodes, int global_ranges,
                    codegen::amdgpu_kernel_shape shape, std::string name)
@@ -36,14 +37,20 @@ class compiled_program final : public program {
   // The plan passes every buffer slot of the kernel and every variable of the plan; the kernel
   // takes the slots it uses and the variables up to the highest it reads.
   void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override {
-    if (buffers.size() < std::size_t(shape_.buffers) || vars.size() < std::size_t(shape_.vars))
+    const am_dispatch_plan p = plan_launch(buffers.size(), vars);
+    if (p.is_empty()) return;  // an empty output: nothing to dispatch
+    loaded_->launch(buffers.first(p.buffers), vars.first(p.vars), p.shape);
+  }
+
+  // The launch geometry for `vars`, for launch and for graphs (am_graph.cpp, which writes it into
+  // its indirect buffer at capture and again at each replay whose variables changed).
+  am_dispatch_plan plan_launch(std::size_t buffer_count, std::span<const std::int64_t> vars) override {
+    if (buffer_count < std::size_t(shape_.buffers) || vars.size() < std::size_t(shape_.vars))
       throw usage_error(str("AMD: kernel '", name_, "' uses ", shape_.buffers, " buffers and ", shape_.vars,
-                            " variables; launch gave ", buffers.size(), " and ", vars.size()));
-    const std::uint64_t groups = codegen::amdgpu_workgroups(nodes_, global_ranges_, shape_.workgroup_size, vars);
-    if (groups == 0) return;  // an empty output: nothing to dispatch
-    loaded_->launch(buffers.first(std::size_t(shape_.buffers)), vars.first(std::size_t(shape_.vars)),
-                    {.workgroups = {std::uint32_t(groups), 1, 1},
-                     .workgroup_size = {std::uint32_t(shape_.workgroup_size), 1, 1}});
+                            " variables; launch gave ", buffer_count, " and ", vars.size()));
+    const std::uint64_t groups = codegen::amdgpu_workgroups(nodes_, global_ranges_, shape_, vars);
+    return {loaded_.get(), std::size_t(shape_.buffers), std::size_t(shape_.vars),
+            {.workgroups = {std::uint32_t(groups), 1, 1}, .workgroup_size = {std::uint32_t(shape_.workgroup_size), 1, 1}}};
   }
 
  private:
@@ -69,13 +76,14 @@ namespace {
 // are not reported: on GFX10 and later GRANULATED_WAVEFRONT_SGPR_COUNT is reserved (0) and every
 // wave gets the full SGPR file, so the descriptor does not say how many the kernel uses.
 void log_compiled(const std::string& device, const std::string& kernel, const std::string& processor,
-                  const kernel_descriptor& kd, std::chrono::steady_clock::time_point start) {
+                  const kernel_descriptor& kd, int group_lanes, std::chrono::steady_clock::time_point start) {
   if (debug_level() < 1) return;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   char line[240];
-  std::snprintf(line, sizeof line, "%s: compiled kernel %s for %s in %.1f ms: %u VGPRs, %u scratch bytes per work-item, "
-                "%u LDS bytes", device.c_str(), kernel.c_str(), processor.c_str(), ms, unsigned(kd.vgpr_count()),
-                unsigned(kd.private_segment_fixed_size), unsigned(kd.group_segment_fixed_size));
+  std::snprintf(line, sizeof line, "%s: compiled kernel %s for %s in %.1f ms: %d work-items per element, %u VGPRs, "
+                "%u scratch bytes per work-item, %u LDS bytes", device.c_str(), kernel.c_str(), processor.c_str(), ms,
+                group_lanes, unsigned(kd.vgpr_count()), unsigned(kd.private_segment_fixed_size),
+                unsigned(kd.group_segment_fixed_size));
   log(log_level::debug, line);
 }
 
@@ -87,14 +95,15 @@ std::shared_ptr<program> am_backend::compile(const kernel_source& source) {
   llvm::LLVMContext context;
   llvm::Module module(source.name, context);
   c.prepare(module);
-  const codegen::amdgpu_kernel_shape shape =
-      codegen::emit_amdgpu_kernel(module, source.name, source.nodes, source.global_ranges, workgroup_size);
+  const codegen::kernel_opts opts = opt::choose_gpu_opts(source.nodes, source.global_ranges, opt::gpu_traits{});
+  const codegen::amdgpu_kernel_shape shape = codegen::emit_amdgpu_kernel(module, source.name, source.nodes,
+                                                                        source.global_ranges, workgroup_size, opts);
   const std::vector<std::byte> elf = c.compile(module, source.name);
   const code_object co(elf);
   std::vector<kernarg> args(std::size_t(shape.buffers), kernarg_pointer);
   args.insert(args.end(), std::size_t(shape.vars), kernarg_u64);
   std::shared_ptr<am_program> loaded = load_program(co, source.name, args, {});
-  log_compiled(name_, source.name, c.processor(), co.kernel(source.name).descriptor, start);
+  log_compiled(name_, source.name, c.processor(), co.kernel(source.name).descriptor, shape.group_lanes, start);
   return std::make_shared<compiled_program>(std::move(loaded), source.nodes, source.global_ranges, shape, source.name);
 }
 

@@ -53,6 +53,13 @@ void am_program::write_kernargs(std::span<std::byte> slot, std::span<void* const
   }
 }
 
+am_dispatch_plan am_program::plan_launch(std::size_t buffer_count, std::span<const std::int64_t> vars) {
+  if (args_.size() != buffer_count + vars.size())
+    throw usage_error(str(owner_.name(), ": kernel '", name_, "' takes ", args_.size(), " arguments; launch gave ",
+                          buffer_count, " buffers and ", vars.size(), " variables"));
+  return {this, buffer_count, vars.size(), shape_};
+}
+
 // The kernargs go in with a copy_in, complete on return, into a slot the GPU is done with; copies
 // submitted before are complete too (am_device's copies wait for themselves), so the dispatch
 // needs no wait on the copy queue.

@@ -91,6 +91,10 @@ class am_device {
   void release(const allocation& a);
   void copy_in(const allocation& dst, std::uint64_t offset, std::span<const std::byte> src);
   void copy_out(std::span<std::byte> dst, const allocation& src, std::uint64_t offset);
+  // For graphs (am_graph.cpp): the CPU's view of a cpu_visible allocation (the BAR0 mapping, or a
+  // shadow mirrored over BAR0), and the number of allocate calls so far (replays make none).
+  queue::queue_memory host_memory(const allocation& a);
+  std::uint64_t allocations_made() const { return allocations_made_; }
 
   queue::queue_compute& compute() { return *compute_; }
   queue::queue_copy& copy() { return *copy_; }
@@ -172,6 +176,7 @@ class am_device {
   std::unique_ptr<transport::dma_region> bounce_;
   memory::gpu_va bounce_va_;
   std::uint64_t recoveries_ = 0;
+  std::uint64_t allocations_made_ = 0;
 };
 
 }  // namespace tg::amd

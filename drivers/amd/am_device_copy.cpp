@@ -40,6 +40,7 @@ std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) 
 allocation am_device::allocate(std::uint64_t bytes, bool cpu_visible, std::uint64_t align) {
   // Until SDMA runs, zeroing goes through BAR0, so everything allocated before must lie inside it.
   allocation a = mem_->allocate(bytes, cpu_visible || !sdma_ready_, align);
+  ++allocations_made_;
   try {
     zero(a);
   } catch (...) {
@@ -50,6 +51,8 @@ allocation am_device::allocate(std::uint64_t bytes, bool cpu_visible, std::uint6
 }
 
 void am_device::release(const allocation& a) { mem_->release(a); }
+
+queue::queue_memory am_device::host_memory(const allocation& a) { return mem_->host_memory(a); }
 
 void am_device::zero(const allocation& a) {
   if (!sdma_ready_) return ctx_.zero_vram(a.pa, a.bytes);  // bounded BAR0 writes (am_context)

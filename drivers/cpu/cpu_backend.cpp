@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include "runtime/codegen/llvm_kernel.hpp"
+#include "runtime/jit/graph_arguments.hpp"
 #include <tg/device/backend.hpp>
 #include <tg/device.hpp>
 #include "runtime/opt/heuristic.hpp"
@@ -17,6 +18,7 @@
 #include "drivers/cpu/orc_jit.hpp"
 #include <tg/log.hpp>
 #include "drivers/cpu/thread_pool.hpp"
+#include "runtime/tune/tuned_compile.hpp"
 
 namespace tg::cpu {
 namespace {
@@ -32,7 +34,14 @@ class cpu_program final : public program {
       : fn_(fn), nodes_(std::move(nodes)), global_ranges_(global_ranges), opts_(std::move(opts)), pool_(pool) {}
 
   void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override {
-    opt::launch_shape shape = opt::measure(nodes_, global_ranges_, opts_, vars);
+    run(buffers, vars, measure_launch(vars));
+  }
+
+  // launch in two steps, so a graph (cpu_graph) measures a launch whose variables are fixed once.
+  opt::launch_shape measure_launch(std::span<const std::int64_t> vars) const {
+    return opt::measure(nodes_, global_ranges_, opts_, vars);
+  }
+  void run(std::span<void* const> buffers, std::span<const std::int64_t> vars, const opt::launch_shape& shape) {
     std::int64_t trips = shape.outer_trips;
     if (global_ranges_ == 0 || trips < 2 || shape.total_work < min_parallel_work || pool_.size() == 1) {
       fn_(buffers.data(), vars.data(), 0, trips);
@@ -52,6 +61,41 @@ class cpu_program final : public program {
   int global_ranges_;
   codegen::kernel_opts opts_;
   thread_pool& pool_;
+};
+
+// The CPU's graph: the prepared argument arrays (runtime/jit/graph_arguments.hpp) and each
+// launch's loop measurements, taken at capture unless the launch's variables are parameters.
+class cpu_graph final : public executable_graph {
+ public:
+  explicit cpu_graph(const graph_capture& c) : args_(c) {
+    for (std::size_t i = 0; i < c.launches.size(); ++i) {
+      // Under TG_BEAM a kernel not launched yet is a searching wrapper: search now, and capture
+      // the program it settles on (runtime/tune/tuned_compile.hpp).
+      std::shared_ptr<program> compiled = tune::resolve_tuned(c.launches[i].compiled, args_.vars(i));
+      auto* p = dynamic_cast<cpu_program*>(compiled.get());
+      if (p == nullptr) throw usage_error(str("CPU: graph launch ", i, ": the kernel was not compiled for the CPU device"));
+      steps_.push_back({p, p->measure_launch(args_.vars(i))});
+      programs_.push_back(std::move(compiled));
+    }
+  }
+
+  void replay(std::span<const std::int64_t> vars, std::span<void* const> buffers) override {
+    args_.apply(vars, buffers);
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      step& s = steps_[i];
+      if (args_.has_var_params(i)) s.shape = s.program->measure_launch(args_.vars(i));
+      s.program->run(args_.buffers(i), args_.vars(i), s.shape);
+    }
+  }
+
+ private:
+  struct step {
+    cpu_program* program;
+    opt::launch_shape shape;
+  };
+  jit::graph_arguments args_;
+  std::vector<step> steps_;
+  std::vector<std::shared_ptr<program>> programs_;  // keeps the steps' programs alive
 };
 
 // What a kernel's int8 dot products become on this target, for TG_DEBUG=1: pair sums of
@@ -89,6 +133,7 @@ class cpu_backend final : public backend {
   void copy_out(void* dst, const void* src, std::size_t n) override { std::memcpy(dst, src, n); }
   void synchronize() override {}
   bool reads_host_memory() const override { return true; }
+  std::unique_ptr<executable_graph> make_graph(const graph_capture& c) override { return std::make_unique<cpu_graph>(c); }
 
   std::shared_ptr<program> compile(const kernel_source& source) override {
     codegen::kernel_opts opts = opt::choose_opts(source.nodes, source.global_ranges);

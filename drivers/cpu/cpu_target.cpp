@@ -67,10 +67,16 @@ cpu_target detect_cpu_target(const std::string& requested) {
     avx512vnni |= f == "avx512vnni", avxvnni |= f == "avxvnni";
     t.f16c |= f == "f16c", t.avx512_bf16 |= f == "avx512bf16", t.avx512_fp16 |= f == "avx512fp16";
   }
-  std::sort(t.features.begin(), t.features.end());
   t.vector_bits = avx512bw ? 512 : avx2 ? 256 : 128;
   t.vector_registers = avx512bw ? 32 : 16;
   t.vnni = (avx512vnni && avx512vl) || avxvnni;
+  // LLVM's X86 tuning flag fast-dpwssd (llvm/lib/Target/X86/X86.td, TuningFastDPWSSD) is off
+  // for most CPUs, and then the machine combiner splits a vpdpwssd whose accumulator chain it
+  // sees unrolled back into vpmaddwd + vpaddd (measured: the prefill tile kernel of Q6_K, fully
+  // unrolled, had no vpdpwssd left; with the flag, 56 of 64). With VNNI the fused form is what
+  // we want everywhere, so ask for it.
+  if (t.vnni) t.features.push_back("+fast-dpwssd");
+  std::sort(t.features.begin(), t.features.end());
   return t;
 }
 

@@ -25,6 +25,8 @@ class buffer {
   std::size_t size_bytes() const { return state_ ? state_->size : 0; }
   void copy_in(const void* host, std::size_t size_bytes);
   void copy_out(void* host, std::size_t size_bytes) const;
+  // The backend it lives on (graphs check that a buffer belongs to their device).
+  const backend* owner() const { return state_ ? state_->owner.get() : nullptr; }
 
  private:
   struct state {
@@ -52,6 +54,8 @@ class prepared_kernel {
   int slot_count() const { return slot_count_; }
   // Buffers, one per slot, and the variable values; throws usage_error on a wrong count.
   void launch(std::span<const buffer> buffers, std::span<const std::int64_t> vars = {}) const;
+  // The compiled program (graphs capture it).
+  const std::shared_ptr<program>& compiled() const { return program_; }
 
  private:
   std::shared_ptr<program> program_;
@@ -71,6 +75,7 @@ class device {
 
   const std::string& name() const { return name_; }
   backend& impl() const { return *backend_; }
+  const std::shared_ptr<backend>& shared_impl() const { return backend_; }  // for what must keep it alive (graphs)
   buffer allocate(std::size_t size_bytes) { return buffer(backend_, size_bytes); }
   // Host memory as a device buffer: borrowed in place where the device reads host memory
   // (CPU), else copied into a new device buffer.

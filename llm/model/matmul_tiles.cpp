@@ -1,7 +1,9 @@
 // matmul_tiles.cpp: the row-tiled weight layout (matmul_tiles.hpp) and its prefill matmul.
 #include "llm/model/matmul_tiles.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
 #include <vector>
 #include <tg/core/error.hpp>
 
@@ -12,18 +14,30 @@ namespace {
 
 using gguf::tensor_type;
 
-// Values per sub-block (one scale), and whether the layout has offsets b and nibble quants.
+// Values per sub-block (one float scale per row), and whether the layout has offsets b and
+// int16 quants (Q6_K: q times its int8 scale, premultiplied) rather than int8.
 struct tile_format {
   std::int64_t rows = 32, sub = 32;
-  bool offsets = false, nibbles = false;
+  bool offsets = false, wide = false;
   std::int64_t header_bytes() const { return (offsets ? 8 : 4) * rows; }
-  std::int64_t sub_bytes() const { return header_bytes() + sub * rows / (nibbles ? 2 : 1); }
+  std::int64_t quant_bytes() const { return wide ? 2 : 1; }
+  std::int64_t sub_bytes() const { return header_bytes() + sub * rows * quant_bytes(); }
 };
 
+// Types with a minimum (W = d q + m) carry offsets. Every quant is widened to int8: unpacking
+// nibbles or fifth bits per use costs the inner loop more than the bytes save (Q4_K nibbles:
+// a shift and a mask per pair beside the 8 vpdpwssd). Q6_K's 16-value scales are folded into
+// int16 quants ((q - 32) * sc, |.| <= 4096; a 256-value dot stays under 2^27), so one float
+// step covers 256 values: with int8 quants its 8-pair inner loop was unrolled, and LLVM split
+// each vpdpwssd into vpmaddwd + vpaddd (its fast-dpwssd tuning is off for these CPUs),
+// twice the vector work. Measured on Qwen2.5-0.5B's ffn_down (896 x 4864, 32 tokens, 2
+// threads, Xeon rocketlake-class): Q8_0 1.8 ms; Q4_K 3.1 ms as nibbles, 2.0 as int8; Q6_K
+// 3.1 ms as int8 in 16-value sub-blocks, 2.0 as int16 in 256.
 tile_format format_of(tensor_type type, std::int64_t rows) {
-  if (type == tensor_type::q4_k) return {rows, 32, true, true};
-  if (type == tensor_type::q6_k) return {rows, 16, false, false};
-  return {rows, 32, false, false};
+  if (type == tensor_type::q6_k) return {rows, 256, false, true};
+  const bool offsets = type == tensor_type::q4_1 || type == tensor_type::q5_1 || type == tensor_type::q4_k ||
+                       type == tensor_type::q5_k;
+  return {rows, 32, offsets, false};
 }
 
 float half_at(const std::uint8_t* p) {
@@ -32,16 +46,35 @@ float half_at(const std::uint8_t* p) {
   return float(h);
 }
 
-// One file block as integers: q (the block's values), and per sub-block a and b with
-// W = a * q - b, following ggml-quants.c's dequantize_row_q8_0 / _q4_K / _q6_K (and
+// One file block as integers: q (the block's values), and per sub-block (format_of's) a and
+// b with W = a * q - b, following ggml-quants.c's dequantize_row_* (and
 // gguf/dequant_reference.cpp).
-void decode_block(tensor_type type, const std::uint8_t* blk, std::int8_t* q, float* a, float* b) {
+void decode_block(tensor_type type, const std::uint8_t* blk, std::int16_t* q, float* a, float* b) {
   if (type == tensor_type::q8_0) {
     a[0] = half_at(blk);
-    std::memcpy(q, blk + 2, 32);
+    for (int j = 0; j < 32; ++j) q[j] = std::int8_t(blk[2 + j]);
     return;
   }
-  if (type == tensor_type::q4_k) {
+  if (type == tensor_type::q4_0 || type == tensor_type::q4_1 || type == tensor_type::q5_0 || type == tensor_type::q5_1) {
+    // d (and m), for Q5 a 32-bit mask of fifth bits (bit j for value j), then 16 bytes:
+    // value j in the low nibble of byte j % 16 for j < 16, the high nibble for j >= 16.
+    const bool five = type == tensor_type::q5_0 || type == tensor_type::q5_1;
+    const bool min = type == tensor_type::q4_1 || type == tensor_type::q5_1;
+    const std::uint8_t* qs = blk + (min ? 4 : 2) + (five ? 4 : 0);
+    std::uint32_t qh = 0;
+    if (five) std::memcpy(&qh, blk + (min ? 4 : 2), 4);
+    a[0] = half_at(blk);
+    b[0] = min ? -half_at(blk + 2) : 0.0f;  // W = d q + m = a q - b
+    const int offset = min ? 0 : five ? 16 : 8;
+    for (int j = 0; j < 32; ++j) {
+      const int nibble = j < 16 ? qs[j] & 15 : qs[j - 16] >> 4;
+      q[j] = std::int16_t((nibble | int((qh >> j) & 1) << 4) - offset);
+    }
+    return;
+  }
+  if (type == tensor_type::q4_k || type == tensor_type::q5_k) {
+    // Q5_K: qh (32 bytes) at 16, bit j of qh[l] the fifth bit of value 32 j + l; qs at 48.
+    const bool five = type == tensor_type::q5_k;
     const float d = half_at(blk), dmin = half_at(blk + 2);
     const std::uint8_t* s = blk + 4;
     for (int j = 0; j < 8; ++j) {
@@ -51,22 +84,26 @@ void decode_block(tensor_type type, const std::uint8_t* blk, std::int8_t* q, flo
       a[j] = d * float(sc);
       b[j] = dmin * float(mn);
       for (int l = 0; l < 32; ++l) {
-        const std::uint8_t byte = blk[16 + 32 * (j / 2) + l];
-        q[32 * j + l] = std::int8_t(j % 2 == 0 ? byte & 15 : byte >> 4);
+        const std::uint8_t byte = blk[(five ? 48 : 16) + 32 * (j / 2) + l];
+        const int fifth = five ? (blk[16 + l] >> j & 1) << 4 : 0;
+        q[32 * j + l] = std::int16_t((j % 2 == 0 ? byte & 15 : byte >> 4) | fifth);
       }
     }
     return;
   }
-  // Q6_K: value v = 128 h + 32 k + l (l < 32) has scale v / 16.
-  const float d = half_at(blk + 208);
-  for (int j = 0; j < 16; ++j) a[j] = d * float(std::int8_t(blk[192 + j]));
+  // Q6_K: value v = 128 h + 32 k + l (l < 32) has scale v / 16, folded into q.
+  a[0] = half_at(blk + 208);
+  const auto scale = [&](int v) { return int(std::int8_t(blk[192 + v / 16])); };
   for (int h = 0; h < 2; ++h)
     for (int l = 0; l < 32; ++l) {
       const std::uint8_t* ql = blk + 64 * h;
       const std::uint8_t high = blk[128 + 32 * h + l];
       const int v[4] = {(ql[l] & 15) | (high & 3) << 4, (ql[l + 32] & 15) | ((high >> 2) & 3) << 4,
                         (ql[l] >> 4) | ((high >> 4) & 3) << 4, (ql[l + 32] >> 4) | ((high >> 6) & 3) << 4};
-      for (int k = 0; k < 4; ++k) q[128 * h + 32 * k + l] = std::int8_t(v[k] - 32);
+      for (int k = 0; k < 4; ++k) {
+        const int at = 128 * h + 32 * k + l;
+        q[at] = std::int16_t((v[k] - 32) * scale(at));
+      }
     }
 }
 
@@ -78,45 +115,72 @@ std::int64_t tile_rows_for(const device& dev) {
 }
 
 bool has_tiles(const weight& w) {
-  const bool type_ok = w.type == tensor_type::q8_0 || w.type == tensor_type::q4_k || w.type == tensor_type::q6_k;
+  const tensor_type t = w.type;
+  const bool type_ok = t == tensor_type::q8_0 || t == tensor_type::q4_0 || t == tensor_type::q4_1 || t == tensor_type::q5_0 ||
+                       t == tensor_type::q5_1 || t == tensor_type::q4_k || t == tensor_type::q5_k || t == tensor_type::q6_k;
   return type_ok && w.rows % 32 == 0 && uses_int8_activations(w);
 }
 
-void add_tiles(device& dev, weight& w, std::int64_t rows) {
-  if (!has_tiles(w) || (rows != 8 && rows != 16 && rows != 32))
-    throw usage_error(str("add_tiles: weight ", w.name, " has no tiled form of ", rows, " rows"));
-  const tile_format f = format_of(w.type, rows);
-  const std::int64_t tile_rows = rows;
+namespace {
+
+// Writes tile `tile` of w (file bytes `file`) into `out` (the layout of matmul_tiles.hpp):
+// per file block, its rows decoded first, then the tile's bytes written in order.
+void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file, std::int64_t tile, std::uint8_t* out) {
   const auto& traits = gguf::traits_of(w.type);
-  const std::int64_t block = traits.block_elems, subs = w.cols / f.sub, per_block = block / f.sub;
-  std::vector<std::uint8_t> out(std::size_t(w.rows / tile_rows * subs * f.sub_bytes()));
-  auto q = std::vector<std::int8_t>(std::size_t(block));
-  auto a = std::vector<float>(std::size_t(per_block)), b = a;
-  const auto* file = static_cast<const std::uint8_t*>(w.data.data());
-  for (std::int64_t n = 0; n < w.rows; ++n) {
-    const std::int64_t tile = n / tile_rows, r = n % tile_rows;
-    for (std::int64_t blk = 0; blk < w.cols / block; ++blk) {
-      decode_block(w.type, file + n * w.row_bytes + blk * traits.block_bytes, q.data(), a.data(), b.data());
-      for (std::int64_t s = 0; s < per_block; ++s) {
-        std::uint8_t* at = &out[std::size_t((tile * subs + blk * per_block + s) * f.sub_bytes())];
-        std::memcpy(at + 4 * r, &a[std::size_t(s)], 4);
-        if (f.offsets) std::memcpy(at + 4 * (tile_rows + r), &b[std::size_t(s)], 4);
-        std::uint8_t* quants = at + f.header_bytes();
-        for (std::int64_t j = 0; j < f.sub; ++j) {
-          const std::int8_t v = q[std::size_t(s * f.sub + j)];
-          const std::int64_t p = j / 2, e = j % 2;
-          if (!f.nibbles) {
-            quants[p * 2 * tile_rows + 2 * r + e] = std::uint8_t(v);
-          } else {
-            std::uint8_t& byte = quants[(p % 8) * 2 * tile_rows + 2 * r + e];
-            byte = std::uint8_t(p < 8 ? (byte & 0xF0) | v : (byte & 0x0F) | v << 4);
-          }
-        }
+  const std::int64_t block = traits.block_elems, subs = w.cols / f.sub, per_block = block / f.sub, R = f.rows;
+  std::vector<std::int16_t> q(std::size_t(R * block));
+  std::vector<float> a(std::size_t(R * 8)), b(a.size());
+  for (std::int64_t blk = 0; blk < w.cols / block; ++blk) {
+    for (std::int64_t r = 0; r < R; ++r)
+      decode_block(w.type, file + (tile * R + r) * w.row_bytes + blk * traits.block_bytes, &q[std::size_t(r * block)],
+                   &a[std::size_t(r * 8)], &b[std::size_t(r * 8)]);
+    for (std::int64_t s = 0; s < per_block; ++s) {
+      std::uint8_t* at = out + (tile * subs + blk * per_block + s) * f.sub_bytes();
+      for (std::int64_t r = 0; r < R; ++r) {
+        std::memcpy(at + 4 * r, &a[std::size_t(r * 8 + s)], 4);
+        if (f.offsets) std::memcpy(at + 4 * (R + r), &b[std::size_t(r * 8 + s)], 4);
       }
+      std::uint8_t* quants = at + f.header_bytes();
+      std::int16_t* wide = reinterpret_cast<std::int16_t*>(quants);  // 2-byte aligned: every field size is even
+      std::int64_t pos = 0;
+      for (std::int64_t j = 0; j < f.sub; j += 2)  // pair j / 2 of every row, in order
+        for (std::int64_t r = 0; r < R; ++r)
+          for (std::int64_t e = 0; e < 2; ++e, ++pos) {
+            const std::int16_t v = q[std::size_t(r * block + s * f.sub + j + e)];
+            if (f.wide) wide[pos] = v;
+            else quants[pos] = std::uint8_t(v);
+          }
     }
   }
-  w.tiles = dev.allocate(out.size());
-  w.tiles.copy_in(out.data(), out.size());
+}
+
+}  // namespace
+
+// Written in place where the device's memory is the host's (the CPU: tiles are a CPU
+// layout), on every core: the 0.5B Q4_K_M repacks 456 MB.
+std::size_t tile_bytes(const weight& w, std::int64_t rows) {
+  if (!has_tiles(w) || (rows != 8 && rows != 16 && rows != 32)) return 0;
+  const tile_format f = format_of(w.type, rows);
+  return std::size_t(w.rows / rows * (w.cols / f.sub) * f.sub_bytes());
+}
+
+void add_tiles(device& dev, weight& w, std::int64_t rows) {
+  const std::size_t bytes = tile_bytes(w, rows);
+  if (bytes == 0) throw usage_error(str("add_tiles: weight ", w.name, " has no tiled form of ", rows, " rows"));
+  const tile_format f = format_of(w.type, rows);
+  w.tiles = dev.allocate(bytes);
+  std::vector<std::uint8_t> staging;
+  auto* out = static_cast<std::uint8_t*>(w.tiles.data());
+  if (out == nullptr) staging.resize(bytes), out = staging.data();
+  const auto* file = static_cast<const std::uint8_t*>(w.data.data());
+  const std::int64_t tiles = w.rows / rows, workers = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, tiles);
+  std::vector<std::thread> threads;
+  for (std::int64_t i = 0; i < workers; ++i)
+    threads.emplace_back([&, i] {
+      for (std::int64_t tile = i * tiles / workers; tile < (i + 1) * tiles / workers; ++tile) repack_tile(w, f, file, tile, out);
+    });
+  for (auto& t : threads) t.join();
+  if (!staging.empty()) w.tiles.copy_in(staging.data(), bytes);
   w.tile_rows = rows;
 }
 
@@ -140,16 +204,8 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue) {
   auto quants = at + f.header_bytes();
   auto p = kb.reduce_range(f.sub / 2);
   auto e = kb.reduce_range(2);
-  kvalue q;
-  if (f.nibbles) {
-    // Pairs p and p + 8 share bytes (low, high nibble). Widened before the shift: x86 shifts
-    // 16-bit lanes (vpsrlw), not bytes. One loop over both: written as two loops LLVM unrolled
-    // and interleaved them and spilled (Q4_K 8192 x 2048: 20 ms against 15).
-    auto byte = kb.cast(dtype::int16, kb.load<std::uint8_t>(7, quants + (p % 8) * (2 * tile_rows) + r * 2 + e));
-    q = (byte >> kb.cast(dtype::int16, (p / 8) * 4)) & 15;
-  } else {
-    q = kb.load<std::int8_t>(7, quants + p * (2 * tile_rows) + r * 2 + e);
-  }
+  auto pair = p * (2 * tile_rows) + r * 2 + e;
+  auto q = f.wide ? kb.load<std::int16_t>(7, quants / 2 + pair) : kb.load<std::int8_t>(7, quants + pair);
   auto xq = kb.load<std::int16_t>(2, t * K + g * f.sub + p * 2 + e);
   auto dot = kb.sum(kb.sum_lanes(kb.cast(dtype::int32, q) * kb.cast(dtype::int32, xq), e), p);
   auto a = kb.load<float>(7, at / 4 + r);

@@ -9,13 +9,16 @@
 // kernels, ggml/src/ggml-cpu/ggml-cpu-aarch64.cpp, for the same reason).
 //
 // Layout: tiles of R rows (weight::tile_rows) one after another; in a tile, the rows'
-// sub-blocks of S values (32 for Q8_0 and Q4_K, 16 for Q6_K: the span of one scale), each
-//   float a[R]   the sub-block's scale per row (d; d * sc for K-quants)
-//   float b[R]   Q4_K only: the offset dmin * m, so that W = a * q - b
+// sub-blocks of S values (256 for Q6_K, else 32: the span of one float scale), each
+//   float a[R]   the sub-block's scale per row (d; d * sc for Q4_K/Q5_K; Q6_K's d)
+//   float b[R]   types with a minimum only (Q4_1, Q5_1, Q4_K, Q5_K): the offset (-m;
+//                dmin * m for K-quants), so that W = a * q - b
 //   quants       S / 2 pairs x R rows x 2 values, pair p of row r at p * 2R + 2r: int8
-//                (Q8_0 q, Q6_K q - 32), or Q4_K nibbles (pairs p and p + 8 share bytes,
-//                low and high nibble).
-// Bits per value: Q8_0 9 (the file 8.5), Q4_K 6 (4.5), Q6_K 10 (6.6). The tiles are a
+//                (Q8_0 q, Q4_0 q - 8, Q5_0 q - 16, Q4_1/Q5_1/Q4_K/Q5_K q), or int16 for
+//                Q6_K ((q - 32) times its 16-value int8 scale).
+// Bits per value (the file's): Q8_0, Q4_0, Q5_0 9 (8.5, 4.5, 5.5), Q4_1, Q5_1, Q4_K, Q5_K 10
+// (5, 6, 4.5, 5.5), Q6_K 16.1 (6.6). Qwen2.5-0.5B's Q4_K_M (most of it Q5_0: its 896-wide
+// rows are no multiple of 256) holds 456 MB of tiles beside its 395 MB file. The tiles are a
 // copy: the file's bytes stay mapped for decode, which streams them at memory bandwidth.
 #pragma once
 #include <cstdint>
@@ -31,8 +34,10 @@ namespace tg::model {
 // registers, so that 4 tokens' integer and float accumulators stay in registers; 0 when dev
 // is not the CPU (the tiles are a CPU layout).
 std::int64_t tile_rows_for(const device& dev);
-// Whether w has a tiled form (Q8_0, Q4_K or Q6_K, rows a multiple of 32).
+// Whether w has a tiled form (a type with an int form, dequant_kernel.hpp, rows a multiple of 32).
 bool has_tiles(const weight& w);
+// The bytes add_tiles would allocate for w (0 when w has no tiled form).
+std::size_t tile_bytes(const weight& w, std::int64_t rows);
 // Repacks w.data (host memory) into w.tiles with `rows` rows per tile (tile_rows_for).
 void add_tiles(device& dev, weight& w, std::int64_t rows);
 // out[t][n] = sum_k W[n][k] * x[t][k] for T tokens (a multiple of prefill_token_lanes), over

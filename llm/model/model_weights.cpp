@@ -3,9 +3,11 @@
 
 #include "llm/model/matmul_tiles.hpp"
 
+#include <fstream>
 #include <string>
 
 #include <tg/core/error.hpp>
+#include <tg/log.hpp>
 
 #include "llm/gguf/gguf_file.hpp"
 
@@ -23,6 +25,40 @@ weight load_vector(device& dev, const gguf::file& f, const std::string& name, st
 std::optional<weight> find_vector(device& dev, const gguf::file& f, const std::string& name, std::int64_t size) {
   if (f.find_tensor(name) == nullptr) return std::nullopt;
   return load_vector(dev, f, name, size);
+}
+
+// Memory the system can still give, from /proc/meminfo's MemAvailable; 0 when unknown.
+std::uint64_t available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+// Prefill reads the layer matrices as row tiles where the device has a tile form
+// (matmul_tiles.hpp); decode keeps streaming the mapped file bytes. The tiles are a second
+// copy, up to twice the file's size for a K-quant file, so they are made only when they take
+// at most half the memory still available; otherwise prefill reads the file's blocks
+// (correct, about half as fast) and the log says so, rather than the load running the
+// machine out of memory.
+void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
+  const std::int64_t rows = tile_rows_for(dev);
+  if (rows == 0) return;
+  std::uint64_t total = 0;
+  for (layer_weights& l : m.layers)
+    for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) total += tile_bytes(*w, rows);
+  const std::uint64_t available = available_memory_bytes();
+  if (available > 0 && total > available / 2) {
+    log(log_level::warning, str(f.name(), ": prefill tiles skipped: they would take ", total >> 20, " MiB with ",
+                                available >> 20, " MiB of memory available; prefill reads the file's blocks instead (slower)"));
+    return;
+  }
+  for (layer_weights& l : m.layers)
+    for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
+      if (has_tiles(*w)) add_tiles(dev, *w, rows);
 }
 
 }  // namespace
@@ -67,13 +103,9 @@ model_weights load_model_weights(device& dev, const gguf::file& f, const model_c
       l.q_norm = load_vector(dev, f, p + "attn_q_norm.weight", c.head_dim);
       l.k_norm = load_vector(dev, f, p + "attn_k_norm.weight", c.head_dim);
     }
-    // Prefill reads the layer matrices as row tiles where the device has a tile form
-    // (matmul_tiles.hpp); decode keeps streaming the mapped file bytes.
-    if (const std::int64_t rows = tile_rows_for(dev); rows > 0)
-      for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
-        if (has_tiles(*w)) add_tiles(dev, *w, rows);
     m.layers.push_back(std::move(l));
   }
+  add_prefill_tiles(dev, f, m);
   return m;
 }
 

@@ -21,11 +21,20 @@ constexpr unsigned global_address_space = 1;
 }  // namespace
 
 amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& name, std::span<const ast::node> nodes,
-                                       int global_ranges, int workgroup_size) {
+                                       int global_ranges, int workgroup_size, const kernel_opts& opts) {
+  const int group_lanes = opts.group_lanes;
   if (workgroup_size < 1 || workgroup_size > 1024)
     throw usage_error(str("amdgpu codegen: workgroup size ", workgroup_size, " is outside [1, 1024]"));
+  // A group must not straddle two waves (the exchange is within a wave): wave32, so groups of
+  // at most 32 in workgroups made of whole waves.
+  if (group_lanes < 1 || group_lanes > 32 || (group_lanes & (group_lanes - 1)) != 0 ||
+      (group_lanes > 1 && workgroup_size % 32 != 0))
+    throw usage_error(str("amdgpu codegen: ", group_lanes, " work-items per element with workgroup size ", workgroup_size,
+                          " (give a power of two up to 32, and whole waves of 32 per workgroup)"));
   const kernel_arguments used = arguments_of(nodes);
-  amdgpu_kernel_shape shape{used.buffers, used.vars, workgroup_size};
+  if (opts.reduce_unroll < 1 || opts.reduce_unroll > 16)
+    throw usage_error(str("amdgpu codegen: reduce unroll ", opts.reduce_unroll, " is outside [1, 16]"));
+  amdgpu_kernel_shape shape{used.buffers, used.vars, workgroup_size, group_lanes, opts.reduce_unroll};
   llvm::LLVMContext& ctx = module.getContext();
   std::vector<llvm::Type*> params(std::size_t(shape.buffers), llvm::PointerType::get(ctx, global_address_space));
   params.insert(params.end(), std::size_t(shape.vars), llvm::Type::getInt64Ty(ctx));
@@ -50,21 +59,33 @@ amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& 
                                     true, true);
     return b.CreateAdd(base, b.CreateZExt(item, b.getInt64Ty()), "flat", true, true);
   };
-  // One element per work-item: no register tiles (GPU opts are later work).
-  emit_kernel_body(f, nodes, global_ranges, kernel_opts{{}, false}, frame);
+  // ds_bpermute_b32 reads `value` from the lane whose byte address (lane * 4) it is given
+  // (RDNA3 ISA, "DS_BPERMUTE_B32"); the lane in the wave is mbcnt_lo(~0, 0) in wave32
+  // (AMDGPUUsage's llvm.amdgcn.mbcnt.lo).
+  frame.lane_swap = [](llvm::IRBuilderBase& b, llvm::Value* value, int xor_mask) -> llvm::Value* {
+    llvm::Value* lane = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, {}, {b.getInt32(~0u), b.getInt32(0)});
+    llvm::Value* from = b.CreateShl(b.CreateXor(lane, b.getInt32(std::uint32_t(xor_mask))), b.getInt32(2));
+    return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {}, {from, value});
+  };
+  // No register tiles yet (upcast is later work): the GPU opts alone.
+  kernel_opts gpu{{}, false};
+  gpu.group_lanes = group_lanes;
+  gpu.reduce_unroll = opts.reduce_unroll;
+  emit_kernel_body(f, nodes, global_ranges, gpu, frame);
   return shape;
 }
 
-std::uint64_t amdgpu_workgroups(std::span<const ast::node> nodes, int global_ranges, int workgroup_size,
+std::uint64_t amdgpu_workgroups(std::span<const ast::node> nodes, int global_ranges, const amdgpu_kernel_shape& shape,
                                 std::span<const std::int64_t> vars) {
-  std::uint64_t total = 1;
+  const std::uint64_t workgroup_size = std::uint64_t(shape.workgroup_size);
+  std::uint64_t total = std::uint64_t(shape.group_lanes);
   for (const ast::node& n : nodes) {
     if (n.o != ast::op::range || n.arg >= global_ranges) continue;
     total *= std::uint64_t(std::max<std::int64_t>(0, ast::eval_index(nodes, n.src[0], vars)));
   }
-  const std::uint64_t groups = (total + std::uint64_t(workgroup_size) - 1) / std::uint64_t(workgroup_size);
+  const std::uint64_t groups = (total + workgroup_size - 1) / workgroup_size;
   if (groups > 0xFFFFFFFFu)
-    throw usage_error(str("amdgpu: ", total, " output elements need more than 2^32 workgroups"));
+    throw usage_error(str("amdgpu: ", total, " work-items need more than 2^32 workgroups"));
   return groups;
 }
 

@@ -1,6 +1,7 @@
 // amdgpu_kernel.hpp: a kernel AST as an AMDGPU kernel in LLVM IR (amdgcn-amd-amdhsa, wave32), the
-// renderer of the AMD backend. The simplest schedule: one work-item per output element, in
-// workgroups of `workgroup_size` along the flattened output, the last workgroup bounds-guarded.
+// renderer of the AMD backend. The schedule: one work-item (or a group of them) per output
+// element, in workgroups of `workgroup_size` along the flattened output, the last workgroup
+// bounds-guarded.
 // The ops are the CPU renderer's (llvm_kernel.cpp, through kernel_frame.hpp); what differs is the
 // frame:
 //   define amdgpu_kernel void @name(ptr addrspace(1) noalias %buf0, ..., i64 %var0, ...)
@@ -13,6 +14,8 @@
 #include <string>
 #include <tg/ast/node.hpp>
 
+#include "runtime/codegen/llvm_kernel.hpp"
+
 namespace llvm {
 class Function;
 class Module;
@@ -24,15 +27,21 @@ struct amdgpu_kernel_shape {
   int buffers = 0;             // pointer arguments, one per buffer slot
   int vars = 0;                // i64 arguments after them, one per variable index
   int workgroup_size = 256;    // work-items per workgroup, along x
+  int group_lanes = 1;         // work-items per output element (kernel_opts::group_lanes)
+  int reduce_unroll = 1;       // kernel_opts::reduce_unroll
 };
 
-// Emits @name into `module` (whose triple and data layout are the AMDGPU target's).
+// Emits @name into `module` (whose triple and data layout are the AMDGPU target's), shaped by
+// the GPU opts of `opts` (runtime/opt/gpu_heuristic.hpp): with group_lanes G > 1 (a power of
+// two up to 32; the workgroup a multiple of 32), G consecutive work-items of a wave share each
+// output element, exchanging partial reduces with ds_bpermute_b32; reduce_unroll. The CPU's
+// register tiles (upcast) are not taken on a GPU yet.
 amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& name, std::span<const ast::node> nodes,
-                                       int global_ranges, int workgroup_size);
+                                       int global_ranges, int workgroup_size, const kernel_opts& opts = {});
 
 // How many workgroups cover the kernel's output at launch: ceil(product of the output range
-// bounds, evaluated with `vars`, / workgroup_size); 0 for an empty output.
-std::uint64_t amdgpu_workgroups(std::span<const ast::node> nodes, int global_ranges, int workgroup_size,
+// bounds, evaluated with `vars`, times group_lanes / workgroup_size); 0 for an empty output.
+std::uint64_t amdgpu_workgroups(std::span<const ast::node> nodes, int global_ranges, const amdgpu_kernel_shape& shape,
                                 std::span<const std::int64_t> vars);
 
 }  // namespace tg::codegen

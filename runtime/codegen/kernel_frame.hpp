@@ -4,7 +4,9 @@
 // output range. A GPU frame (amdgpu_kernel.cpp) gives one thread per output element: the function
 // takes the buffers as its first arguments and the variables after them, and the frame says how
 // the thread finds its flat index; the emitter bounds-guards it and splits it into the output
-// range values (the last range fastest, as the CPU's loops nest). Only codegen includes it.
+// range values (the last range fastest, as the CPU's loops nest); with kernel_opts::group_lanes
+// G > 1, G consecutive threads share an element (flat index / G) and its top-level reduce, and
+// the frame supplies the cross-lane exchange that combines their parts. Only codegen includes it.
 #pragma once
 #include <functional>
 #include <span>
@@ -13,6 +15,7 @@
 #include "runtime/codegen/llvm_kernel.hpp"
 
 namespace llvm {
+class IRBuilderBase;
 class Value;
 }
 
@@ -23,6 +26,10 @@ struct kernel_frame {
   // function's entry.
   std::function<llvm::Value*()> thread_index;
   int buffer_args = 0;  // GPU frame: arguments [0, buffer_args) are buffer pointers, the vars follow
+  // GPU frame with kernel_opts::group_lanes > 1: the i32 `value` as held by the thread whose
+  // lane in the wave is this thread's lane ^ `xor_mask` (mask < group_lanes, so within the
+  // group), emitted at `b`'s insertion point. Every thread of the group runs it together.
+  std::function<llvm::Value*(llvm::IRBuilderBase& b, llvm::Value* value, int xor_mask)> lane_swap;
   bool gpu() const { return static_cast<bool>(thread_index); }
 };
 

@@ -16,6 +16,7 @@
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
 #include <algorithm>
+#include <bit>
 #include <deque>
 #include <map>
 #include <optional>
@@ -83,10 +84,12 @@ class emitter : value_ops {
   struct loop {
     llvm::BasicBlock *header, *body, *exit;
     llvm::PHINode* index;
+    std::int64_t step = 1;
   };
-  // while (i < end) { body; i += 1 }; the body is filled by the caller, then close_loop.
-  loop open_loop(llvm::Value* start, llvm::Value* end, const char* name) {
+  // while (i < end) { body; i += step }; the body is filled by the caller, then close_loop.
+  loop open_loop(llvm::Value* start, llvm::Value* end, const char* name, std::int64_t step = 1) {
     loop l;
+    l.step = step;
     auto* pre = b_.GetInsertBlock();
     l.header = llvm::BasicBlock::Create(ctx_, std::string(name) + ".head", f_);
     l.body = llvm::BasicBlock::Create(ctx_, std::string(name) + ".body", f_);
@@ -100,7 +103,7 @@ class emitter : value_ops {
     return l;
   }
   void close_loop(loop& l) {
-    auto* next = b_.CreateAdd(l.index, b_.getInt64(1), "", true, true);
+    auto* next = b_.CreateAdd(l.index, b_.getInt64(std::uint64_t(l.step)), "", true, true);
     l.index->addIncoming(next, b_.GetInsertBlock());
     b_.CreateBr(l.header);
     b_.SetInsertPoint(l.exit);
@@ -140,9 +143,17 @@ class emitter : value_ops {
     close_loop(l);
   }
 
-  // The GPU frame: this thread's flat index, if inside the output, split into the range values.
+  // The GPU frame: this thread's element (its flat index, or that / G when G threads share
+  // each element), if inside the output, split into the range values. The threads of a group
+  // have the same element, so they take the bounds check's branch together.
   void emit_thread_element(int store) {
     llvm::Value* id = frame_.thread_index();
+    if (const int g = opts_.group_lanes; g > 1) {
+      if ((g & (g - 1)) != 0 || g > 32 || !frame_.lane_swap)
+        throw usage_error(str("codegen: ", g, " lanes per output element (give a power of two up to 32, on a GPU frame)"));
+      group_lane_ = b_.CreateAnd(id, b_.getInt64(std::uint64_t(g - 1)), "group_lane");
+      id = b_.CreateLShr(id, b_.getInt64(std::uint64_t(std::countr_zero(unsigned(g)))), "element");
+    }
     std::vector<llvm::Value*> bounds;
     llvm::Value* total = b_.getInt64(1);
     for (int r = 0; r < n_global_; ++r) {
@@ -392,10 +403,21 @@ class emitter : value_ops {
   }
   lanes store(const ast::node& x) {
     const lanes &index = emit(x.src[0]), &value = emit(x.src[1]);
+    llvm::BasicBlock* after = nullptr;
+    if (group_lane_ != nullptr) {  // every thread of a group holds the element: the group's first stores it
+      auto* first = llvm::BasicBlock::Create(ctx_, "group_store", f_);
+      after = llvm::BasicBlock::Create(ctx_, "group_stored", f_);
+      b_.CreateCondBr(b_.CreateICmpEQ(group_lane_, b_.getInt64(0)), first, after);
+      b_.SetInsertPoint(first);
+    }
     for (int l = 0; l < lane_count_; ++l) {
       bool repeat = false;  // identical lanes write the same element once
       for (int k = 0; k < l && !repeat; ++k) repeat = index[std::size_t(k)] == index[std::size_t(l)];
       if (!repeat) store_one(x, index[std::size_t(l)], value[std::size_t(l)]);
+    }
+    if (after != nullptr) {
+      b_.CreateBr(after);
+      b_.SetInsertPoint(after);
     }
     return splat(nullptr);
   }
@@ -435,34 +457,109 @@ class emitter : value_ops {
 
   lanes reduce(const ast::node& x) {
     const ast::node& r = nodes_[std::size_t(x.src[1])];
-    if (int w = lane_reduce_width(x, r); w > 0) return reduce_as_lanes(x, w);
+    // The group's threads split a top-level reduce (one not inside another's loop) between them,
+    // a lane-hinted one too: what the CPU lays out as vector lanes, a GPU lays out as threads.
+    const bool split = group_lane_ != nullptr && reduce_depth_ == 0;
+    if (int w = lane_reduce_width(x, r); w > 0 && !split) return reduce_as_lanes(x, w);
     llvm::Value* bound = emit(r.src[0])[0];
     llvm::Type* t = reg_type(x.dt);
     llvm::Value* identity = x.o == ast::op::reduce_sum ? llvm::Constant::getNullValue(t) : lowest(x.dt);
+    // Each thread takes `copies` iterations `spacing` apart per trip (G for the split reduce, 1
+    // for an innermost loop), with an accumulator each: that many independent loads in flight
+    // per wait. A copy past the bound evaluates the trip's first iteration (so its loads stay
+    // in bounds) and is not accumulated.
+    const std::int64_t spacing = split ? opts_.group_lanes : 1;
+    int copies = 1;
+    if (group_lane_ != nullptr && (split || !has_loop_below(x.src[0]))) {
+      copies = std::max(1, opts_.reduce_unroll);
+      if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(bound))  // no copy that can never be in range
+        copies = int(std::clamp<std::int64_t>((c->getSExtValue() + spacing - 1) / spacing, 1, copies));
+    }
     auto* pre = b_.GetInsertBlock();
-    loop l = open_loop(b_.getInt64(0), bound, "r");
-    scopes_.emplace_back();
-    scopes_.back()[x.src[1]] = splat(l.index);
-    const lanes& v = emit(x.src[0]);
+    loop l = open_loop(split ? group_lane_ : b_.getInt64(0), bound, "r", spacing * copies);
+    std::vector<lanes> values(static_cast<std::size_t>(copies));
+    std::vector<llvm::Value*> in_range(static_cast<std::size_t>(copies), nullptr);
+    ++reduce_depth_;
+    for (int u = 0; u < copies; ++u) {
+      llvm::Value* index = l.index;
+      if (u > 0) {
+        llvm::Value* at = b_.CreateAdd(l.index, b_.getInt64(std::uint64_t(u * spacing)), "", true, true);
+        in_range[std::size_t(u)] = b_.CreateICmpSLT(at, bound);
+        index = b_.CreateSelect(in_range[std::size_t(u)], at, l.index);
+      }
+      scopes_.emplace_back();
+      scopes_.back()[x.src[1]] = splat(index);
+      values[std::size_t(u)] = emit(x.src[0]);
+      scopes_.pop_back();
+    }
+    --reduce_depth_;
     // accumulators: phis in the header, scalar or vector like the values they sum
-    lanes acc(static_cast<std::size_t>(lane_count_));
+    std::vector<lanes> acc(static_cast<std::size_t>(copies), lanes(static_cast<std::size_t>(lane_count_)));
     {
       auto saved = b_.saveIP();
       b_.SetInsertPoint(l.header, l.header->getFirstNonPHIIt());
-      for (std::size_t i = 0; i < acc.size(); ++i) {
-        llvm::Type* ty = shaped(t, v[i]);
-        auto* phi = b_.CreatePHI(ty, 2, "acc");
-        phi->addIncoming(is_vec(v[i]) ? b_.CreateVectorSplat(width_of(v[i]), identity) : identity, pre);
-        acc[i] = phi;
-      }
+      for (std::size_t u = 0; u < acc.size(); ++u)
+        for (std::size_t i = 0; i < acc[u].size(); ++i) {
+          llvm::Value* like = values[u][i];
+          auto* phi = b_.CreatePHI(shaped(t, like), 2, "acc");
+          phi->addIncoming(is_vec(like) ? b_.CreateVectorSplat(width_of(like), identity) : identity, pre);
+          acc[u][i] = phi;
+        }
       b_.restoreIP(saved);
     }
-    lanes next(acc.size());
-    for (std::size_t i = 0; i < acc.size(); ++i) next[i] = accumulate(x.o, x.dt, acc[i], v[i]);
-    scopes_.pop_back();
+    std::vector<lanes> next(acc.size(), lanes(acc[0].size()));
+    for (std::size_t u = 0; u < acc.size(); ++u)
+      for (std::size_t i = 0; i < acc[u].size(); ++i) {
+        next[u][i] = accumulate(x.o, x.dt, acc[u][i], values[u][i]);
+        if (in_range[u] != nullptr) next[u][i] = b_.CreateSelect(in_range[u], next[u][i], acc[u][i]);
+      }
     close_loop(l);
-    for (std::size_t i = 0; i < acc.size(); ++i) llvm::cast<llvm::PHINode>(acc[i])->addIncoming(next[i], l.index->getIncomingBlock(1));
-    return acc;
+    for (std::size_t u = 0; u < acc.size(); ++u)
+      for (std::size_t i = 0; i < acc[u].size(); ++i)
+        llvm::cast<llvm::PHINode>(acc[u][i])->addIncoming(next[u][i], l.index->getIncomingBlock(1));
+    lanes result = acc[0];
+    for (std::size_t u = 1; u < acc.size(); ++u)
+      for (std::size_t i = 0; i < result.size(); ++i) result[i] = accumulate(x.o, x.dt, result[i], acc[u][i]);
+    if (split)
+      for (llvm::Value*& a : result) a = combine_group(x, a);
+    return result;
+  }
+  // Whether the value `n` computes has a reduce loop in it (a reduce the codegen does not
+  // evaluate as vector lanes). Memoized: bodies share nodes.
+  bool has_loop_below(int n) {
+    if (n == ast::none) return false;
+    auto it = loops_below_.find(n);
+    if (it != loops_below_.end()) return it->second;
+    const ast::node& x = nodes_[std::size_t(n)];
+    bool found = ast::is_reduce(x.o) && lane_reduce_width(x, nodes_[std::size_t(x.src[1])]) == 0;
+    for (int s = 0; s < ast::source_count(x.o) && !found; ++s) found = has_loop_below(x.src[s]);
+    return loops_below_[n] = found;
+  }
+  // A butterfly across the group: after log2(G) exchanges every thread holds the whole
+  // reduce (the same value in each, so later reduces and the store may use it in any lane).
+  llvm::Value* combine_group(const ast::node& x, llvm::Value* part) {
+    for (int mask = opts_.group_lanes / 2; mask >= 1; mask /= 2)
+      part = accumulate(x.o, x.dt, part, swap_lanes(part, mask));
+    return part;
+  }
+  // The value of the thread at lane ^ mask, for any scalar register type: as one or two i32 words.
+  llvm::Value* swap_lanes(llvm::Value* v, int mask) {
+    llvm::Type* t = v->getType();
+    if (t->isVectorTy()) throw usage_error("codegen: a vector accumulator in a reduce split across lanes");
+    const unsigned bits = t->getPrimitiveSizeInBits();
+    llvm::Type* word = b_.getInt32Ty();
+    llvm::Value* as_int = t->isIntegerTy() ? v : b_.CreateBitCast(v, b_.getIntNTy(bits));
+    if (bits <= 32) {
+      llvm::Value* w = bits == 32 ? as_int : b_.CreateZExt(as_int, word);
+      llvm::Value* got = frame_.lane_swap(b_, w, mask);
+      llvm::Value* back = bits == 32 ? got : b_.CreateTrunc(got, b_.getIntNTy(bits));
+      return t->isIntegerTy() ? back : b_.CreateBitCast(back, t);
+    }
+    if (bits != 64) throw usage_error(str("codegen: a ", bits, "-bit accumulator in a reduce split across lanes"));
+    llvm::Value* lo = frame_.lane_swap(b_, b_.CreateTrunc(as_int, word), mask);
+    llvm::Value* hi = frame_.lane_swap(b_, b_.CreateTrunc(b_.CreateLShr(as_int, b_.getInt64(32)), word), mask);
+    llvm::Value* joined = b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()), b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), b_.getInt64(32)));
+    return t->isIntegerTy() ? joined : b_.CreateBitCast(joined, t);
   }
   // The lanes for a sum hinted reduce_as_lanes, or 0 for a loop: the hint is taken when the
   // bound is a small constant, the lanes of the vector output range and of every enclosing
@@ -501,7 +598,9 @@ class emitter : value_ops {
     }
     scopes_.back()[x.src[1]] = splat(lane_values([&](int f) { return f % k; }));
     lane_ranges_.push_back({x.src[1], k});
+    ++reduce_depth_;  // reduces inside are per vector lane, not split across a group
     const lanes& v = emit(x.src[0]);
+    --reduce_depth_;
     lanes out = per_lane({&v}, [&](std::size_t l) { return horizontal(x, widen(v[l]), outer, k); });
     lane_ranges_.pop_back();
     scopes_.pop_back();
@@ -596,6 +695,9 @@ class emitter : value_ops {
   const kernel_frame& frame_;
   int lane_count_ = 1;
   int vec_range_ = -1, vec_width_ = 1;
+  llvm::Value* group_lane_ = nullptr;  // i64: this thread's place in its group (GPU, group_lanes > 1)
+  int reduce_depth_ = 0;               // reduce loops open around the value being emitted
+  std::map<int, bool> loops_below_;    // has_loop_below's answers
   std::map<llvm::Value*, affine> affine_;
   std::vector<std::pair<int, int>> lane_ranges_;  // the range node and lanes of each open lane reduce
   llvm::Value *bufs_ = nullptr, *vars_ = nullptr, *begin_ = nullptr, *end_ = nullptr;

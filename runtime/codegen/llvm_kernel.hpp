@@ -31,6 +31,17 @@ struct kernel_opts {
   // LLVM vectorizes the reduce loop instead (lanes then share each loaded weight).
   bool vector_lanes = true;
   x86_isa isa{};
+  // GPU frames only: this many consecutive threads (a power of two up to the wave, 32) share
+  // each output element. The top-level reduce loop is split among them (thread l of the group
+  // takes iterations l, l + G, ...) and their partial results are combined across lanes, so
+  // the group reads a row's consecutive elements together (a matvec's weight rows, a norm's
+  // row) instead of one thread walking the whole row. 1: one thread per element. The CPU
+  // frame ignores it.
+  int group_lanes = 1;
+  // With group_lanes > 1: each thread takes this many iterations of the split reduce per loop
+  // trip (G apart), into independent accumulators, so its loads are in flight together
+  // rather than one latency each.
+  int reduce_unroll = 1;
   bool operator==(const kernel_opts&) const = default;
 };
 

@@ -11,6 +11,7 @@
 #include <tg/ast/print.hpp>
 #include <tg/log.hpp>
 #include "runtime/opt/specialize.hpp"
+#include "runtime/tune/tuned_compile.hpp"
 
 namespace tg {
 namespace {
@@ -141,7 +142,11 @@ std::shared_ptr<program> device::compile(const kernel_source& source) {
         it->second.upcast == source.upcast && it->second.vector_lanes == source.vector_lanes)
       return it->second.compiled;
   auto start = std::chrono::steady_clock::now();
-  std::shared_ptr<program> p = backend_->compile(source);
+  // ---- tuning hook (runtime/tune/tuned_compile.hpp): the tuning cache's loop shape for this
+  // kernel, or with TG_BEAM=n a program that searches at its first launch; else the backend's own.
+  std::shared_ptr<program> p = tune::compile_tuned(backend_, source);
+  if (!p) p = backend_->compile(source);
+  // ---- end of tuning hook
   if (debug_level() >= 1) {
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     char line[64];

@@ -47,6 +47,11 @@ void indirect_buffer::patch64(std::size_t dword, std::uint64_t value) {
   write_dwords(memory_, 4 * dword, words);
 }
 
+void indirect_buffer::patch_words(std::size_t dword, std::span<const std::uint32_t> words) {
+  require_patchable(dword, words.size());
+  write_dwords(memory_, 4 * dword, words);
+}
+
 std::uint32_t indirect_buffer::read(std::size_t dword) const {
   if (dword >= size_dwords())
     throw usage_error(str("ib ", name_, ": read of dword ", dword, " is outside its ", size_dwords(), " dwords"));

@@ -55,6 +55,8 @@ class indirect_buffer {
   // Write dword(s) at `dword` (commands or data). usage_error while not is_idle() or out of range.
   void patch(std::size_t dword, std::uint32_t value);
   void patch64(std::size_t dword, std::uint64_t value);
+  // A run of dwords from `dword`, with one idle check (graphs patch a replay's changes in runs).
+  void patch_words(std::size_t dword, std::span<const std::uint32_t> words);
   std::uint32_t read(std::size_t dword) const;
 
   // Called by queue_compute::submit_ib.

@@ -10,28 +10,17 @@
 #include <tg/device.hpp>
 #include <tg/tg.hpp>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "drivers/emu/emu_device.hpp"
-#include "tests/bench/gpu_roofline_model.hpp"
+#include "tests/bench/gpu_roofline_rig.hpp"
 
 namespace {
 
-using tg::emu::shader::dispatch_counters;
-
-std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
+using tg::bench::random_floats;
+using tg::bench::roofline_gpu;
 
 std::vector<tg::half> to_half(const std::vector<float>& v) {
   std::vector<tg::half> h;
@@ -40,103 +29,38 @@ std::vector<tg::half> to_half(const std::vector<float>& v) {
   return h;
 }
 
-// The largest |gpu - cpu| relative to the largest |cpu|.
-double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
-  double err = 0, scale = 1e-30;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    err = std::max(err, double(std::fabs(got[i] - want[i])));
-    scale = std::max(scale, double(std::fabs(want[i])));
-  }
-  return got.size() == want.size() ? err / scale : INFINITY;
-}
-
-struct gpu {
-  const char* device_name;
-  const tg::bench::card_model& card;
-  tg::device dev;
-  std::mutex mutex;
-  std::vector<dispatch_counters> seen;
-
-  gpu(const char* name, const tg::bench::card_model& c) : device_name(name), card(c), dev(name) {
-    dynamic_cast<tg::emu::emu_device&>(dev.impl()).emulated_gpu().observe_dispatches(
-        [this](const tg::emu::shader::launch&, const dispatch_counters& k) {
-          std::lock_guard lock(mutex);
-          seen.push_back(k);
-        });
-  }
-  ~gpu() { dynamic_cast<tg::emu::emu_device&>(dev.impl()).emulated_gpu().observe_dispatches({}); }
-};
-
-void print_header() {
-  std::printf("%-22s %-12s %4s %5s %6s %7s %11s %7s %10s %10s %7s %6s\n", "kernel", "card", "disp", "VGPRs", "waves/", "waves",
-              "VALU", "load", "MB", "model us", "bound", "BW");
-  std::printf("%-22s %-12s %4s %5s %6s %7s %11s %7s %10s %10s %7s %6s\n", "", "", "", "", "SIMD", "", "w-inst", "waits",
-              "(lines)", "", "", "share");
-}
-
 // Runs `plan` on the CPU and on each GPU, then prints the model of each GPU's dispatches.
 template <class Plan>
-void report(const char* label, const Plan& plan, std::vector<gpu*>& gpus, std::initializer_list<tg::named_input> inputs) {
+void report(const char* label, const Plan& plan, std::vector<roofline_gpu*>& gpus, std::initializer_list<tg::named_input> inputs) {
   tg::device cpu("CPU");
   const std::vector<float> want = cpu.run(plan, inputs).template to_vector<float>();
-  for (gpu* g : gpus) {
+  for (roofline_gpu* g : gpus) {
     g->seen.clear();
     std::vector<float> got;
     try {
       got = g->dev.run(plan, inputs).template to_vector<float>();
     } catch (const std::exception& e) {
-      std::string faults;
-      for (const auto& f : dynamic_cast<tg::emu::emu_device&>(g->dev.impl()).emulated_gpu().faults())
-        faults += "; " + f.message;
-      std::printf("%-22s %-12s failed: %s%s\n", label, g->card.name, e.what(), faults.c_str());
+      std::printf("%-26s %-12s failed: %s%s\n", label, g->card.name, e.what(), g->faults().c_str());
       continue;
     }
-    const double err = relative_error(got, want);
+    const double err = tg::bench::relative_error(got, want);
     if (!(err < 1e-3)) {
-      std::printf("%-22s %-12s wrong result (relative error %.2e against the CPU): not modeled\n", label, g->card.name, err);
+      std::printf("%-26s %-12s wrong result (relative error %.2e against the CPU): not modeled\n", label, g->card.name, err);
       continue;
     }
-    std::lock_guard lock(g->mutex);
-    dispatch_counters total{};
-    double modeled = 0, memory = 0;
-    for (const dispatch_counters& k : g->seen) {
-      const tg::bench::modeled_dispatch m = tg::bench::model(g->card, k);
-      std::printf("%-22s %-12s %4s %5u %6u %7llu %11llu %7llu %10.3f %10.2f %7s %5.1f%%\n", label, g->card.name, "1",
-                  k.vgprs, k.waves_per_simd, (unsigned long long)k.waves, (unsigned long long)k.valu,
-                  (unsigned long long)k.max_wave_memory_waits,
-                  double(k.global_lines) * tg::bench::line_bytes / 1e6, m.total_s * 1e6,
-                  m.bound(), 100 * m.bandwidth_share());
-      modeled += m.total_s;
-      memory += m.memory_s;
-      total.global_lines += k.global_lines;
-    }
-    if (g->seen.size() > 1)
-      std::printf("%-22s %-12s %4zu %5s %6s %7s %11s %7s %10.3f %10.2f %7s %5.1f%%\n", label, g->card.name,
-                  g->seen.size(), "", "", "", "", "", double(total.global_lines) * tg::bench::line_bytes / 1e6, modeled * 1e6, "",
-                  100 * memory / modeled);
+    tg::bench::print_dispatches(label, *g);
   }
 }
 
 }  // namespace
 
 int main() {
-  // The generator is on by default now; the variable is kept for builds where it was opt-in.
-  setenv("TG_AMD_CODEGEN", "1", 0);
   const char* matmul_env = std::getenv("TG_ROOFLINE_MATMUL");
   const bool big_matmul = matmul_env != nullptr && std::string(matmul_env) == "1024";
-
-  std::printf("A MODEL, not a measurement: modeled time = max(distinct 128-byte lines x 128 B / DRAM bandwidth,\n"
-              "VALU wave-instructions on the busiest SIMD / clock, the most waits for loads of one wave x 500 ns x rounds\n"
-              "of resident waves) + 2 us per dispatch (tests/bench/gpu_roofline_model.hpp).\n"
-              "Peaks: %s %.0f GB/s, %u CUs (%u SIMDs), %.2f GHz; %s %.0f GB/s, %u CUs (%u SIMDs), %.2f GHz.\n"
-              "Counters from tg's emulated GPU running the kernels' machine code (gfx1100 and gfx1200), default opts.\n\n",
-              tg::bench::rx_7900_xtx.name, tg::bench::rx_7900_xtx.bytes_per_second / 1e9, tg::bench::rx_7900_xtx.compute_units,
-              tg::bench::rx_7900_xtx.simds(), tg::bench::rx_7900_xtx.clock_hz / 1e9, tg::bench::rx_9070_xt.name,
-              tg::bench::rx_9070_xt.bytes_per_second / 1e9, tg::bench::rx_9070_xt.compute_units, tg::bench::rx_9070_xt.simds(),
-              tg::bench::rx_9070_xt.clock_hz / 1e9);
-  gpu gfx11("AMD:EMU:gfx11", tg::bench::rx_7900_xtx), gfx12("AMD:EMU:gfx12", tg::bench::rx_9070_xt);
-  std::vector<gpu*> gpus{&gfx11, &gfx12};
-  print_header();
+  tg::bench::print_preamble("matvec, softmax, rmsnorm and matmul written in the DSL.");
+  roofline_gpu gfx11("AMD:EMU:gfx11", tg::bench::rx_7900_xtx), gfx12("AMD:EMU:gfx12", tg::bench::rx_9070_xt);
+  std::vector<roofline_gpu*> gpus{&gfx11, &gfx12};
+  tg::bench::print_header();
 
   constexpr auto w = tg::input<float>("w", tg::dims<4096, 4096>);
   constexpr auto x = tg::input<float>("x", tg::dims<4096>);

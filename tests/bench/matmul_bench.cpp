@@ -1,10 +1,17 @@
 // matmul_bench.cpp: tg's float32 matmul against OpenBLAS's sgemm on the same machine in
-// the same run, for N = 1024 and 2048. Prints GFLOPS of both and tg / OpenBLAS.
+// the same run, for N = 1024 and 2048: tg's default loop shape, the one BEAM finds
+// (TG_BEAM=2, searched at the first launch) and the cached one a later run gets (tuning cache,
+// no search). The last two run in child processes with a fresh TG_CACHE in a temporary
+// folder, so the user's cache is neither read nor written. Prints GFLOPS and tg / OpenBLAS.
 #include <cblas.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
 #include "examples/matmul/matmul_runner.hpp"
 
 namespace {
@@ -26,20 +33,65 @@ double openblas_gflops(const std::vector<float>& a, const std::vector<float>& b,
   return 2.0 * N * N * double(N) / seconds[seconds.size() / 2] / 1e9;
 }
 
+// One tg measurement, under whatever TG_BEAM and TG_CACHE say; prints "gflops first_launch_s".
 template <int N>
-void compare(tg::device& dev, int runs) {
+void measure_tg_only(int runs) {
+  tg::device dev("CPU");
+  auto start = std::chrono::steady_clock::now();
   tg::examples::matmul_runner<N> m(dev);
-  double ours = m.gflops(runs);
-  double blas = openblas_gflops<N>(m.a_host, m.b_host, runs);
+  m.launch();  // compiles; with TG_BEAM, searches
+  const double first = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%f %f\n", m.gflops(runs), first);
+}
+
+struct child_result {
+  double gflops = 0, first_launch_s = 0;
+};
+
+// This program again (--tg-only N) with TG_CACHE and, for the search, TG_BEAM set.
+child_result run_child(int n, const std::string& cache, bool beam) {
+  std::string command = "TG_CACHE='" + cache + "' " + (beam ? "TG_BEAM=2 " : "") + "'" +
+                        std::filesystem::read_symlink("/proc/self/exe").string() + "' --tg-only " + std::to_string(n);
+  child_result r;
+  if (FILE* p = popen(command.c_str(), "r")) {
+    if (std::fscanf(p, "%lf %lf", &r.gflops, &r.first_launch_s) != 2) r = {};
+    pclose(p);
+  }
+  return r;
+}
+
+template <int N>
+void compare(tg::device& dev, int runs, const std::string& cache) {
+  tg::examples::matmul_runner<N> m(dev);
+  const double ours = m.gflops(runs);
+  const double blas = openblas_gflops<N>(m.a_host, m.b_host, runs);
   std::printf("matmul %4d: tg %7.1f GFLOPS  openblas %7.1f GFLOPS  ratio %.3f  (max rel error %.1e)\n", N, ours, blas,
               ours / blas, m.spot_check());
+  std::fflush(stdout);
+  const child_result tuned = run_child(N, cache, true), cached = run_child(N, cache, false);
+  std::printf("matmul %4d: default %7.1f  BEAM %7.1f (search and compile %.1f s)  cached %7.1f (first launch %.2f s)"
+              " GFLOPS; cached / openblas %.3f\n",
+              N, ours, tuned.gflops, tuned.first_launch_s, cached.gflops, cached.first_launch_s, cached.gflops / blas);
+  std::fflush(stdout);
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--tg-only") {
+    if (std::atoi(argv[2]) == 1024) measure_tg_only<1024>(5);
+    if (std::atoi(argv[2]) == 2048) measure_tg_only<2048>(3);
+    return 0;
+  }
+  // A fresh cache, set before the first kernel compiles: the default column reads no entry.
+  std::string folder = (std::filesystem::temp_directory_path() / "tg_matmul_bench_XXXXXX").string();
+  if (mkdtemp(folder.data()) == nullptr) return 1;
+  const std::string cache = folder + "/tuning.db";
+  setenv("TG_CACHE", cache.c_str(), 1);
+  unsetenv("TG_BEAM");
   tg::device dev("CPU");
-  compare<1024>(dev, 5);
-  compare<2048>(dev, 3);
+  compare<1024>(dev, 5, cache);
+  compare<2048>(dev, 3, cache);
+  std::filesystem::remove_all(folder);
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "drivers/emu/shader/decoder.hpp"
@@ -40,16 +41,22 @@ struct wave {
   std::uint64_t scratch_base = 0;  // this wave's private segment (lane-major, see exec_memory.cpp)
   std::uint32_t scratch_lane_bytes = 0;
   std::uint64_t instructions = 0;
-  // For the cost model (interpreter.hpp: dispatch_counters::memory_waits): vector loads issued and
-  // not yet waited for, and the waits that found one still in flight, each a memory latency the
-  // wave could not hide. Loads complete at once here; only the count is kept.
-  unsigned loads_in_flight = 0;
+  // For the cost model (interpreter.hpp: dispatch_counters::memory_waits): the waits that cost the
+  // wave a memory latency it could not hide. Loads complete at once here; only their order is
+  // kept: for each vector load in flight (oldest first, as vmcnt counts them), the number of
+  // such waits before it was issued. A wait costs a latency when it must retire a load issued
+  // after the last costly wait; loads issued together before that wait were in flight during
+  // its latency and arrive with it (four loads then four waits cost one latency, not four).
+  std::deque<std::uint64_t> loads_in_flight;
   std::uint64_t memory_waits = 0;
-  void note_load() { ++loads_in_flight; }
+  void note_load() { loads_in_flight.push_back(memory_waits); }
   void note_load_wait(std::uint32_t allowed) {
-    if (loads_in_flight <= allowed) return;
-    ++memory_waits;
-    loads_in_flight = allowed;
+    bool new_latency = false;
+    while (loads_in_flight.size() > allowed) {
+      new_latency = new_latency || loads_in_flight.front() == memory_waits;
+      loads_in_flight.pop_front();
+    }
+    if (new_latency) ++memory_waits;
   }
 
   std::uint32_t& v(unsigned reg, unsigned lane) { return vgpr[(reg & 0xFF) * wave_lanes + lane]; }

@@ -29,6 +29,37 @@ class program {
   virtual void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) = 0;
 };
 
+// ---- Graphs: what tg::graph_builder (include/tg/graph.hpp, runtime/jit) hands a backend.
+// A launch argument taken from a replay parameter: launch `launch`'s buffer slot or variable
+// `slot` gets parameter `param` (for a variable, its value + `offset`).
+struct graph_binding {
+  std::size_t launch = 0, slot = 0, param = 0;
+  std::int64_t offset = 0;
+};
+
+// One captured launch: its program and its arguments at capture (a parameter's slot holds the
+// parameter's initial buffer or value).
+struct graph_launch {
+  std::shared_ptr<program> compiled;
+  std::vector<void*> buffers;
+  std::vector<std::int64_t> vars;
+};
+
+struct graph_capture {
+  std::vector<graph_launch> launches;
+  std::vector<graph_binding> var_bindings, buffer_bindings;  // in launch order
+  std::size_t var_params = 0, buffer_params = 0;
+};
+
+// A captured graph made executable by its backend. replay gets one value per variable parameter
+// and one pointer per buffer parameter (tg::graph checked counts, sizes and devices), launches
+// everything in capture order and, like launch, may return before the work is done.
+class executable_graph {
+ public:
+  virtual ~executable_graph() = default;
+  virtual void replay(std::span<const std::int64_t> vars, std::span<void* const> buffers) = 0;
+};
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -42,6 +73,9 @@ class backend {
   // True when kernels can read host memory directly (the CPU): then device::borrow_host
   // wraps host memory (an mmap'd model file) without a copy.
   virtual bool reads_host_memory() const { return false; }
+  // A graph of launches of this backend's programs. The default (runtime/jit/launch_list.cpp)
+  // launches each program in turn from argument arrays prepared at capture.
+  virtual std::unique_ptr<executable_graph> make_graph(const graph_capture& capture);
 };
 
 // How to open a device, apart from its name. Zero and empty mean the default.

@@ -1,6 +1,6 @@
 // int8_matmul_test.cpp: the 8-bit activation rounding kernels and the integer-dot matmuls
 // (Q8_0, Q4_0/1, Q5_0/1, Q4_K, Q5_K, Q6_K; decode and prefill loop shapes, with and without epilogues),
-// and the tiled prefill matmuls (Q8_0, Q4_K, Q6_K; matmul_tiles.hpp) at the CPU level in force,
+// and the tiled prefill matmuls (the same types; matmul_tiles.hpp) at the CPU level in force,
 // against scalar references (activation_kernels.hpp's rule, gguf's reference decoder) on
 // random inputs.
 #include <doctest/doctest.h>
@@ -264,7 +264,8 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
   std::mt19937 rng(11);
   const std::int64_t N = 64;
   for (std::int64_t K : {std::int64_t(512), std::int64_t(4352)})
-  for (auto type : {tensor_type::q8_0, tensor_type::q4_k, tensor_type::q6_k})
+  for (auto type : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q4_1, tensor_type::q5_0, tensor_type::q5_1,
+                    tensor_type::q4_k, tensor_type::q5_k, tensor_type::q6_k})
   for (std::int64_t rows : {std::int64_t(8), std::int64_t(16), std::int64_t(32)}) {
     CAPTURE(K);
     CAPTURE(tg::gguf::tensor_type_name(type));

@@ -51,6 +51,20 @@ TEST_CASE("patching an IB the GPU may still read is refused") {
                        "complete); call wait_idle() first",
                        tg::usage_error);
   CHECK(r.ib.read(1) == 0x407);
+  const std::uint32_t run[] = {1, 2, 3}, before = r.ib.read(6);
+  CHECK_THROWS_WITH_AS(r.ib.patch_words(6, run), doctest::Contains("patch of dword 6 while queue compute0"),
+                       tg::usage_error);
+  CHECK(r.ib.read(6) == before);
+}
+
+TEST_CASE("a run of dwords is patched with one check, bounds included") {
+  ib_rig r;
+  const std::uint32_t run[] = {0xA, 0xB, 0xC};
+  r.ib.patch_words(13, run);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(r.ib.read(13 + i) == run[i]);
+  CHECK_THROWS_WITH_AS(r.ib.patch_words(14, run), "ib graph0: patch of dwords [14, 17) is outside its 16 dwords",
+                       tg::usage_error);
+  CHECK(r.ib.read(14) == 0xB);
 }
 
 TEST_CASE("wait_idle makes an IB patchable again") {

@@ -1,0 +1,121 @@
+// gpu_heuristic.cpp: see gpu_heuristic.hpp.
+#include "runtime/opt/gpu_heuristic.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "runtime/opt/access_strides.hpp"
+
+namespace tg::opt {
+namespace {
+
+// The reduces that are not inside another reduce's body, the ones the codegen splits across a
+// thread group (a lane-hinted one too: on a GPU its lanes become the group's threads), each
+// with the iterations of its body's loops per output element (-1 where a bound is symbolic).
+struct top_reduce {
+  int range;                 // its range number
+  std::int64_t bound;        // its range's bound, -1 when symbolic
+  std::int64_t iterations;   // bound times the bounds of the reduces below it, -1 when symbolic
+};
+
+std::vector<top_reduce> top_level_reduces(std::span<const ast::node> nodes) {
+  // Nodes come in topological order (sources first), so walking backwards visits a reduce
+  // before the nodes of its body; `owner` is the top-level reduce whose body a node is in.
+  std::vector<int> owner(nodes.size(), -1);
+  for (std::size_t i = nodes.size(); i-- > 0;) {
+    const ast::node& n = nodes[i];
+    for (int s = 0; s < ast::source_count(n.o); ++s) {
+      if (n.src[s] == ast::none) continue;
+      const int inherited = owner[i] >= 0 ? owner[i] : ast::is_reduce(n.o) && s == 0 ? int(i) : -1;
+      if (inherited >= 0) owner[std::size_t(n.src[s])] = inherited;
+    }
+  }
+  std::vector<top_reduce> tops;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const ast::node& n = nodes[i];
+    if (!ast::is_reduce(n.o) || owner[i] >= 0) continue;
+    const int range = int(nodes[std::size_t(n.src[1])].arg);
+    const std::int64_t bound = const_bound(nodes, range);
+    std::int64_t iterations = bound;
+    for (std::size_t j = 0; j < nodes.size() && iterations >= 0; ++j)
+      if (ast::is_reduce(nodes[j].o) && owner[j] == int(i)) {
+        const std::int64_t inner = const_bound(nodes, int(nodes[std::size_t(nodes[j].src[1])].arg));
+        iterations = inner < 0 ? -1 : iterations * inner;
+      }
+    tops.push_back({range, bound, iterations});
+  }
+  return tops;
+}
+
+// Bytes an access moves as range `number` steps by 1.
+std::int64_t byte_stride(std::span<const ast::node> nodes, const ast::node& n, int number) {
+  return std::llabs(element_stride(nodes, n, number)) * size_bytes(n.dt);
+}
+
+// Neighbouring threads along the last output range touch neighbouring bytes: every access
+// moves by at most 16 bytes (a 16-byte vector) and some access moves.
+bool outputs_coalesce(std::span<const ast::node> nodes, int global_ranges) {
+  if (global_ranges == 0) return false;
+  bool moves = false;
+  for (const ast::node& n : nodes) {
+    if (n.o != ast::op::load && n.o != ast::op::store) continue;
+    const std::int64_t s = byte_stride(nodes, n, global_ranges - 1);
+    if (s > 16) return false;
+    moves = moves || s > 0;
+  }
+  return moves;
+}
+
+// Some load walks memory along the range in small steps, so a wave's lanes on consecutive
+// iterations read a few neighbouring lines.
+bool streams_along(std::span<const ast::node> nodes, int number) {
+  for (const ast::node& n : nodes) {
+    if (n.o != ast::op::load) continue;
+    const std::int64_t s = byte_stride(nodes, n, number);
+    if (s > 0 && s <= 256) return true;
+  }
+  return false;
+}
+
+// The number of output elements when every output bound is a constant, else -1.
+std::int64_t constant_outputs(std::span<const ast::node> nodes, int global_ranges) {
+  std::int64_t total = 1;
+  for (int r = 0; r < global_ranges; ++r) {
+    const std::int64_t b = const_bound(nodes, r);
+    if (b < 0) return -1;
+    total *= b;
+  }
+  return total;
+}
+
+}  // namespace
+
+codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits) {
+  codegen::kernel_opts opts{{}, false};
+  int group = 0;  // 0: one thread per element
+  const std::int64_t outputs = constant_outputs(nodes, global_ranges);
+  // Too few elements to fill the GPU with one thread each (a norm over a few rows, attention
+  // for one token, a total sum): more threads per element, whatever the access pattern.
+  const bool few_outputs = outputs >= 0 && outputs * 4 < traits.busy_threads;
+  const bool coalesced = outputs_coalesce(nodes, global_ranges);
+  for (const top_reduce& r : top_level_reduces(nodes)) {
+    // Splitting costs each thread a fixed part (its indices, log2(G) exchanges, the store's
+    // guard) that a short reduce does not pay back: at least 16 iterations per lane of a wave.
+    // A symbolic bound counts as long.
+    const bool long_reduce = r.iterations < 0 || r.iterations >= 16 * traits.wave_lanes;
+    if (!long_reduce || !(few_outputs || (!coalesced && streams_along(nodes, r.range)))) continue;
+    // As many threads as the reduce has iterations, up to a wave: a lane-hinted dot product
+    // over 16 lanes (the LLM's int8 matmuls) takes 16, so a wave holds two rows.
+    int lanes = traits.wave_lanes;
+    while (r.bound > 0 && lanes > 2 && lanes / 2 >= r.bound) lanes /= 2;
+    group = group == 0 ? lanes : std::min(group, lanes);
+  }
+  // Four iterations per trip of the split reduce and of innermost loops: four loads in flight
+  // per wait, the most a matvec row needs to reach memory speed in the roofline model
+  // (tests/bench/gpu_roofline) without spilling.
+  if (group > 1) opts.group_lanes = group, opts.reduce_unroll = 4;
+  return opts;
+}
+
+}  // namespace tg::opt

@@ -1,0 +1,23 @@
+// gpu_heuristic.hpp: the default opts for a kernel on a GPU (no search, no timing). A GPU's
+// threads run in waves of 32 that load together: the schedule should have neighbouring
+// threads read neighbouring bytes. One thread per output element does that when the outputs'
+// last range walks memory contiguously (an elementwise kernel, a matmul's columns); when it
+// does not (a matvec's rows, a norm's or softmax's rows), a group of threads shares each
+// element and splits its reduce, so the group reads the row together.
+#pragma once
+#include <span>
+#include <tg/ast/node.hpp>
+
+#include "runtime/codegen/llvm_kernel.hpp"
+
+namespace tg::opt {
+
+// What the GPU heuristic needs of the target: per-target numbers, not a second heuristic.
+struct gpu_traits {
+  int wave_lanes = 32;            // threads that issue a load together (RDNA wave32, NVIDIA's warp)
+  int busy_threads = 1 << 16;     // threads it takes to keep the whole GPU busy, about
+};
+
+codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits);
+
+}  // namespace tg::opt

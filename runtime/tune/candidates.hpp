@@ -1,0 +1,23 @@
+// candidates.hpp: the loop shapes BEAM tries next from one it has timed: the upcast of the last
+// one or two output ranges scaled up or down by 2 or 4 (staying a divisor of the range's constant
+// bound), and the vector-lanes choice flipped.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+#include <tg/ast/node.hpp>
+#include "runtime/codegen/llvm_kernel.hpp"
+
+namespace tg::tune {
+
+// Per output range, its bound when it is a constant, else -1 (such a range is never upcast).
+std::vector<std::int64_t> output_bounds(std::span<const ast::node> nodes, int global_ranges);
+
+// One form per loop shape, so the search never times the same one twice: an explicit upcast
+// per output range, and vector_lanes kept only where some range is upcast.
+codegen::kernel_opts normalize(const codegen::kernel_opts& opts, int global_ranges);
+
+// The neighbours of `from` (normalized, `from` itself excluded).
+std::vector<codegen::kernel_opts> neighbours(const codegen::kernel_opts& from, std::span<const std::int64_t> bounds);
+
+}  // namespace tg::tune

@@ -1,0 +1,142 @@
+// tuned_compile.cpp: the tuner registry, the process's tuning cache and the searching program.
+#include "runtime/tune/tuned_compile.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <tg/core/error.hpp>
+#include <tg/device.hpp>
+#include <tg/log.hpp>
+#include "runtime/tune/beam_search.hpp"
+#include "runtime/tune/opts_text.hpp"
+#include "runtime/tune/tuning_cache.hpp"
+
+namespace tg::tune {
+namespace {
+
+std::map<std::string, tuner>& tuners() {
+  static std::map<std::string, tuner> t;
+  return t;
+}
+
+std::atomic<int> cache_hits{0}, searches{0};
+
+// One cache per process, opened at the first kernel. Without BEAM it is only read, and a
+// missing file stays missing: a run that tunes nothing creates nothing in the user's home.
+tuning_cache& process_cache() {
+  static tuning_cache cache(tuning_cache::default_path(),
+                            beam_width() > 0 ? tuning_cache::access::read_write : tuning_cache::access::read_only);
+  return cache;
+}
+
+// One search at a time in the process: two at once would time each other's candidates.
+std::mutex& search_lock() {
+  static std::mutex m;
+  return m;
+}
+
+// Made once per kind of device, under search_lock: a runner opens a device of its own.
+candidate_runner& runner_for(const std::string& backend_name, const tuner& t) {
+  static std::map<std::string, std::unique_ptr<candidate_runner>> runners;
+  std::unique_ptr<candidate_runner>& r = runners[backend_name];
+  if (!r) r = t.make_runner();
+  return *r;
+}
+
+int slot_count_of(std::span<const ast::node> nodes) {
+  int count = 0;
+  for (const ast::node& n : nodes)
+    if (n.o == ast::op::load || n.o == ast::op::store || n.o == ast::op::prefetch) count = std::max(count, int(n.arg) + 1);
+  return count;
+}
+
+kernel_source with_opts(const kernel_source& source, const codegen::kernel_opts& opts) {
+  return {source.nodes, source.global_ranges, source.name, opts.upcast, opts.vector_lanes};
+}
+
+// Compiled now, searched at the first launch; afterwards every launch goes to the winner.
+class searching_program final : public program {
+ public:
+  searching_program(std::shared_ptr<backend> owner, const kernel_source& source, tuning_key key, const tuner& t)
+      : owner_(std::move(owner)), nodes_(source.nodes.begin(), source.nodes.end()),
+        source_{nodes_, source.global_ranges, source.name, source.upcast, source.vector_lanes},
+        key_(std::move(key)), tuner_(t) {}
+
+  void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override { resolve(vars)->launch(buffers, vars); }
+
+  // The backend's program launches go to, searched for first if no launch has been.
+  const std::shared_ptr<program>& resolve(std::span<const std::int64_t> vars) {
+    std::call_once(once_, [&] { chosen_ = search(vars); });
+    return chosen_;
+  }
+
+ private:
+  std::shared_ptr<program> search(std::span<const std::int64_t> vars) {
+    std::lock_guard guard(search_lock());
+    try {
+      // Another program of this AST (or another process) may have finished the search meanwhile.
+      if (auto cached = process_cache().get(key_)) return owner_->compile(with_opts(source_, *cached));
+      ++searches;
+      beam_options options;
+      options.width = beam_width();
+      if (auto found = beam_search(runner_for(owner_->name(), tuner_), source_, slot_count_of(nodes_), vars, options)) {
+        process_cache().put(key_, found->best, found->best_seconds);
+        return owner_->compile(with_opts(source_, found->best));
+      }
+    } catch (const std::exception& e) {
+      log(log_level::warning, "beam: " + source_.name + ": search abandoned (" + e.what() + "); the default is used");
+    }
+    return owner_->compile(source_);
+  }
+
+  std::shared_ptr<backend> owner_;
+  std::vector<ast::node> nodes_;
+  kernel_source source_;
+  tuning_key key_;
+  const tuner& tuner_;
+  std::once_flag once_;
+  std::shared_ptr<program> chosen_;
+};
+
+}  // namespace
+
+void register_tuner(const std::string& backend_name, tuner t) { tuners()[backend_name] = std::move(t); }
+
+int beam_width() {
+  static const int width = [] {
+    const char* v = std::getenv("TG_BEAM");
+    if (v == nullptr || *v == '\0') return 0;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end != '\0' || n < 0 || n > 64) {
+      log(log_level::warning, str("tune: TG_BEAM='", v, "' is not a beam width (0..64); BEAM stays off"));
+      return 0;
+    }
+    return int(n);
+  }();
+  return width;
+}
+
+std::shared_ptr<program> compile_tuned(const std::shared_ptr<backend>& owner, const kernel_source& source) {
+  auto it = tuners().find(owner->name());
+  if (it == tuners().end() || source.global_ranges == 0) return nullptr;  // nothing to tile without output loops
+  const tuner& t = it->second;
+  tuning_key key{ast_hash(source.nodes, source.global_ranges), t.target(), opts_format_version};
+  if (auto cached = process_cache().get(key)) {
+    ++cache_hits;
+    if (debug_level() >= 1) log(log_level::debug, "tune: " + source.name + ": cached " + to_text(*cached));
+    return owner->compile(with_opts(source, *cached));
+  }
+  if (beam_width() == 0 || !t.make_runner) return nullptr;
+  return std::make_shared<searching_program>(owner, source, std::move(key), t);
+}
+
+std::shared_ptr<program> resolve_tuned(const std::shared_ptr<program>& compiled, std::span<const std::int64_t> vars) {
+  if (auto* searching = dynamic_cast<searching_program*>(compiled.get())) return searching->resolve(vars);
+  return compiled;
+}
+
+tune_stats stats() { return {cache_hits.load(), searches.load()}; }
+
+}  // namespace tg::tune

@@ -1,0 +1,278 @@
+// amd_group_lanes_test.cpp: reduces split across G work-items per output element
+// (kernel_opts::group_lanes, exchanged with ds_bpermute_b32; reduce_unroll iterations per
+// trip), compiled for gfx1100 and gfx1200
+// and interpreted by the emulated GPU, against plain C++: sums and maxima of floats and of
+// 32- and 64-bit integers, bounds that G does not divide, a symbolic bound down to 0, two
+// top-level reduces in one kernel, a reduce nested inside the split one, and an output whose
+// element count does not fill the last workgroup. Also what the GPU heuristic picks.
+#include <tg/tg.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "drivers/amd/code_object.hpp"
+#include "drivers/emu/emu_device.hpp"
+#include "runtime/codegen/amdgpu_compiler.hpp"
+#include "runtime/codegen/amdgpu_kernel.hpp"
+#include "runtime/opt/gpu_heuristic.hpp"
+#include "tests/dsl/reference.hpp"
+
+namespace {
+
+struct gpu {
+  const char* device;
+  const char* target;
+};
+constexpr gpu gpus[] = {{"AMD:EMU:gfx11", "gfx1100"}, {"AMD:EMU:gfx12", "gfx1200"}};
+// Work-items per element, and iterations each takes per loop trip (3: a ragged last trip).
+struct schedule {
+  int lanes, unroll;
+};
+constexpr schedule schedules[] = {{2, 1}, {8, 3}, {32, 1}, {32, 4}};
+constexpr int workgroup = 64;  // two waves: groups in both
+
+tg::device& emulated(const char* name) {
+  static std::vector<std::pair<std::string, tg::device>> opened;
+  for (auto& [n, d] : opened)
+    if (n == name) return d;
+  return opened.emplace_back(name, tg::device(name)).second;
+}
+
+struct host_buffer {
+  const void* data;
+  std::size_t bytes;
+};
+
+// Runs `k` on the emulated GPU with `group_lanes` work-items per element; slot 0 is the output
+// (`outputs` elements of T, pre-filled with a marker so an element written by no group shows).
+template <class T>
+std::vector<T> run_grouped(const gpu& g, const tg::ast::kernel& k, int group_lanes, std::size_t outputs,
+                           std::vector<host_buffer> inputs, std::vector<std::int64_t> vars = {}, int unroll = 1) {
+  tg::device& dev = emulated(g.device);
+  auto& emu = dynamic_cast<tg::emu::emu_device&>(dev.impl());
+  tg::codegen::amdgpu_compiler compiler(g.target);
+  llvm::LLVMContext context;
+  llvm::Module module("k", context);
+  compiler.prepare(module);
+  tg::codegen::kernel_opts opts;
+  opts.group_lanes = group_lanes;
+  opts.reduce_unroll = unroll;
+  const auto shape = tg::codegen::emit_amdgpu_kernel(module, "k", k.nodes, k.global_ranges, workgroup, opts);
+  REQUIRE(shape.group_lanes == group_lanes);
+  const tg::amd::code_object co(compiler.compile(module, "k"));
+  std::vector<tg::amd::kernarg> args(std::size_t(shape.buffers), tg::amd::kernarg_pointer);
+  args.insert(args.end(), std::size_t(shape.vars), tg::amd::kernarg_u64);
+  auto program = emu.am_backend::load_program(co, "k", args, {});
+
+  std::vector<T> marker(outputs, T(77));
+  std::vector<tg::buffer> buffers{dev.allocate(outputs * sizeof(T))};
+  buffers[0].copy_in(marker.data(), outputs * sizeof(T));
+  for (const host_buffer& in : inputs) {
+    buffers.push_back(dev.allocate(in.bytes));
+    buffers.back().copy_in(in.data, in.bytes);
+  }
+  std::vector<void*> pointers;
+  for (const tg::buffer& b : buffers) pointers.push_back(b.data());
+  const std::uint64_t groups = tg::codegen::amdgpu_workgroups(k.nodes, k.global_ranges, shape, vars);
+  const std::uint64_t dispatches = emu.emulated_gpu().stats().dispatches;
+  if (groups > 0)
+    program->launch(pointers, vars, {.workgroups = {std::uint32_t(groups), 1, 1}, .workgroup_size = {workgroup, 1, 1}});
+  dev.synchronize();
+  CHECK(emu.emulated_gpu().stats().dispatches == dispatches + (groups > 0 ? 1 : 0));
+  std::string faults;
+  for (const auto& f : emu.emulated_gpu().faults()) faults += f.message + "; ";
+  REQUIRE_MESSAGE(faults.empty(), faults);
+  std::vector<T> got(outputs);
+  buffers[0].copy_out(got.data(), outputs * sizeof(T));
+  return got;
+}
+
+template <class T>
+host_buffer bytes_of(const std::vector<T>& v) {
+  return {v.data(), v.size() * sizeof(T)};
+}
+
+TEST_CASE("a float matvec and a row max, split across 2, 8 and 32 work-items, match plain C++") {
+  const std::int64_t rows = 37, cols = 300;  // 37 * G work-items: the last workgroup is part-empty
+  tg::kernel_builder kb;
+  auto i = kb.output_range(rows);
+  auto k = kb.reduce_range(cols);
+  kb.store(0, i, kb.sum(kb.load<float>(1, i * cols + k) * kb.load<float>(2, k), k));
+  const tg::ast::kernel matvec = kb.finish();
+  tg::kernel_builder mb;
+  auto r = mb.output_range(rows);
+  auto c = mb.reduce_range(cols);
+  mb.store(0, r, mb.max(mb.load<float>(1, r * cols + c), c));
+  const tg::ast::kernel row_max = mb.finish();
+
+  const auto w = tg::test::random_floats(std::size_t(rows * cols), 3), x = tg::test::random_floats(std::size_t(cols), 4);
+  std::vector<double> want_sum, want_max;
+  for (std::int64_t row = 0; row < rows; ++row) {
+    double s = 0, m = -std::numeric_limits<double>::infinity();
+    for (std::int64_t col = 0; col < cols; ++col) {
+      s += double(w[std::size_t(row * cols + col)]) * x[std::size_t(col)];
+      m = std::max(m, double(w[std::size_t(row * cols + col)]));
+    }
+    want_sum.push_back(s);
+    want_max.push_back(m);
+  }
+  for (const gpu& g : gpus)
+    for (auto [lanes, unroll] : schedules) {
+      CAPTURE(std::string(g.device));
+      CAPTURE(lanes);
+      CAPTURE(unroll);
+      tg::test::check_close(run_grouped<float>(g, matvec, lanes, std::size_t(rows), {bytes_of(w), bytes_of(x)}, {}, unroll), want_sum, 1e-4);
+      tg::test::check_close(run_grouped<float>(g, row_max, lanes, std::size_t(rows), {bytes_of(w)}, {}, unroll), want_max, 0);
+    }
+}
+
+TEST_CASE("32- and 64-bit integer sums split across work-items are exact") {
+  const std::int64_t rows = 5, cols = 1000;
+  tg::kernel_builder kb;
+  auto i = kb.output_range(rows);
+  auto k = kb.reduce_range(cols);
+  kb.store(0, i, kb.sum(kb.load<std::int32_t>(1, i * cols + k), k));
+  const tg::ast::kernel sum32 = kb.finish();
+  tg::kernel_builder lb;
+  auto r = lb.output_range(rows);
+  auto c = lb.reduce_range(cols);
+  // Terms above 2^32, so a sum that lost either half of the 64-bit exchange is wrong.
+  lb.store(0, r, lb.sum(lb.cast(tg::dtype::int64, lb.load<std::int32_t>(1, r * cols + c)) * (std::int64_t(1) << 33), c));
+  const tg::ast::kernel sum64 = lb.finish();
+  const auto v = tg::test::random_ints<std::int32_t>(std::size_t(rows * cols), 5, -100000, 100000);
+  std::vector<std::int32_t> want32;
+  std::vector<std::int64_t> want64;
+  for (std::int64_t row = 0; row < rows; ++row) {
+    std::int64_t s = 0;
+    for (std::int64_t col = 0; col < cols; ++col) s += v[std::size_t(row * cols + col)];
+    want32.push_back(std::int32_t(s));
+    want64.push_back(s * (std::int64_t(1) << 33));
+  }
+  for (const gpu& g : gpus)
+    for (auto [lanes, unroll] : schedules) {
+      CAPTURE(std::string(g.device));
+      CAPTURE(lanes);
+      CAPTURE(unroll);
+      CHECK(run_grouped<std::int32_t>(g, sum32, lanes, std::size_t(rows), {bytes_of(v)}, {}, unroll) == want32);
+      CHECK(run_grouped<std::int64_t>(g, sum64, lanes, std::size_t(rows), {bytes_of(v)}, {}, unroll) == want64);
+    }
+}
+
+TEST_CASE("a symbolic reduce bound, two top-level reduces and a nested one, split across work-items") {
+  // out[i] = sum_k x[i, k] + max_j x[i, j], both over n (a variable, 0 included: the sum is 0
+  // and the max -inf, the identities) ...
+  const std::int64_t rows = 3, max_cols = 200;
+  tg::kernel_builder kb;
+  auto i = kb.output_range(rows);
+  auto n = kb.variable(0);
+  auto k = kb.reduce_range(n);
+  auto j = kb.reduce_range(n);
+  kb.store(0, i, kb.sum(kb.load<float>(1, i * max_cols + k), k) + kb.max(kb.load<float>(1, i * max_cols + j), j));
+  const tg::ast::kernel two = kb.finish();
+  // ... and nested[i] = sum_k (sum_j x[i, k * 8 + j] * (j + 1)), j < 8: only the outer one is split.
+  tg::kernel_builder nb;
+  auto r = nb.output_range(rows);
+  auto outer = nb.reduce_range(max_cols / 8);
+  auto inner = nb.reduce_range(8);
+  nb.store(0, r, nb.sum(nb.sum(nb.load<float>(1, r * max_cols + outer * 8 + inner) * nb.cast(tg::dtype::float32, inner + 1), inner), outer));
+  const tg::ast::kernel nested = nb.finish();
+
+  const auto x = tg::test::random_floats(std::size_t(rows * max_cols), 6);
+  std::vector<double> want_nested;
+  for (std::int64_t row = 0; row < rows; ++row) {
+    double s = 0;
+    for (std::int64_t o = 0; o < max_cols / 8; ++o)
+      for (std::int64_t in = 0; in < 8; ++in) s += double(x[std::size_t(row * max_cols + o * 8 + in)]) * double(in + 1);
+    want_nested.push_back(s);
+  }
+  for (const gpu& g : gpus)
+    for (auto [lanes, unroll] : schedules) {
+      CAPTURE(std::string(g.device));
+      CAPTURE(lanes);
+      CAPTURE(unroll);
+      for (std::int64_t cols : {0, 1, 5, 200}) {
+        CAPTURE(cols);
+        const auto got = run_grouped<float>(g, two, lanes, std::size_t(rows), {bytes_of(x)}, {cols}, unroll);
+        for (std::int64_t row = 0; row < rows; ++row) {
+          double s = 0, m = -std::numeric_limits<double>::infinity();  // a max over nothing: its identity
+          for (std::int64_t col = 0; col < cols; ++col) {
+            s += x[std::size_t(row * max_cols + col)];
+            m = std::max(m, double(x[std::size_t(row * max_cols + col)]));
+          }
+          if (cols == 0) CHECK(got[std::size_t(row)] == -std::numeric_limits<float>::infinity());
+          else CHECK(double(got[std::size_t(row)]) == doctest::Approx(s + m).epsilon(1e-5));
+        }
+      }
+      tg::test::check_close(run_grouped<float>(g, nested, lanes, std::size_t(rows), {bytes_of(x)}, {}, unroll), want_nested, 1e-4);
+    }
+}
+
+TEST_CASE("the codegen refuses group sizes a wave cannot hold") {
+  tg::kernel_builder kb;
+  auto i = kb.output_range(4);
+  auto k = kb.reduce_range(64);
+  kb.store(0, i, kb.sum(kb.load<float>(1, i * 64 + k), k));
+  const tg::ast::kernel kernel = kb.finish();
+  for (auto [lanes, size] : {std::pair{3, 64}, std::pair{64, 64}, std::pair{8, 48}}) {
+    CAPTURE(lanes);
+    llvm::LLVMContext context;
+    llvm::Module module("k", context);
+    tg::codegen::kernel_opts opts;
+    opts.group_lanes = lanes;
+    CHECK_THROWS_WITH_AS(tg::codegen::emit_amdgpu_kernel(module, "k", kernel.nodes, kernel.global_ranges, size, opts),
+                         doctest::Contains("work-items per element"), tg::usage_error);
+  }
+}
+
+// The GPU heuristic splits a reduce where neighbouring threads would otherwise read far apart
+// (rows of a matvec, of a norm) or where there are too few elements to fill the GPU, and leaves
+// one thread per element where the outputs already read memory contiguously (a matmul's
+// columns) or there is no long reduce.
+TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce") {
+  auto group_of = [](const tg::ast::kernel& k) { return tg::opt::choose_gpu_opts(k.nodes, k.global_ranges, {}).group_lanes; };
+  {  // matvec, 4096 rows: rows 16 KiB apart along the outputs
+    tg::kernel_builder kb;
+    auto i = kb.output_range(4096);
+    auto k = kb.reduce_range(4096);
+    kb.store(0, i, kb.sum(kb.load<float>(1, i * 4096 + k) * kb.load<float>(2, k), k));
+    const tg::ast::kernel matvec = kb.finish();
+    CHECK(group_of(matvec) == 32);
+    CHECK(tg::opt::choose_gpu_opts(matvec.nodes, matvec.global_ranges, {}).reduce_unroll == 4);
+  }
+  {  // matmul 512^3: the columns of b and c are contiguous
+    tg::kernel_builder kb;
+    auto i = kb.output_range(512);
+    auto j = kb.output_range(512);
+    auto k = kb.reduce_range(512);
+    kb.store(0, i * 512 + j, kb.sum(kb.load<float>(1, i * 512 + k) * kb.load<float>(2, k * 512 + j), k));
+    CHECK(group_of(kb.finish()) == 1);
+  }
+  {  // a total sum over a symbolic length: one output
+    tg::kernel_builder kb;
+    auto k = kb.reduce_range(kb.variable(0));
+    kb.store(0, kb.index(0), kb.sum(kb.load<float>(1, k), k));
+    CHECK(group_of(kb.finish()) == 32);
+  }
+  {  // elementwise: no reduce
+    tg::kernel_builder kb;
+    auto i = kb.output_range(1 << 20);
+    kb.store(0, i, kb.load<float>(1, i) * 2.0f);
+    CHECK(group_of(kb.finish()) == 1);
+  }
+  {  // many rows with a short reduce: one thread each
+    tg::kernel_builder kb;
+    auto i = kb.output_range(1 << 20);
+    auto k = kb.reduce_range(8);
+    kb.store(0, i, kb.sum(kb.load<float>(1, i * 8 + k), k));
+    CHECK(group_of(kb.finish()) == 1);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,70 @@
+// amd_emu_matmul_test.cpp: the LLM's decode matmuls (linear_kernels.hpp: matmul_kernel with its
+// activation rounding) at a K where the GPU heuristic gives each row a group of work-items
+// (runtime/opt/gpu_heuristic.hpp: the lane-hinted dot becomes the group's threads, the block
+// loop unrolled), for every type with an integer form and for F32/F16, on the emulated gfx11
+// and gfx12 against the CPU device. The fixtures' forward test (amd_emu_forward_test.cpp) has
+// rows too short for the heuristic to split.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "llm/gguf/tensor_type.hpp"
+#include "llm/model/linear_kernels.hpp"
+#include "llm/synth/quantize.hpp"
+#include "tests/llm/model/decode_matvec.hpp"
+#include <tg/device.hpp>
+
+namespace {
+
+using tg::gguf::tensor_type;
+namespace model = tg::model;
+
+std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+model::weight upload(tg::device& dev, tensor_type type, std::int64_t N, std::int64_t K, const std::vector<std::byte>& bytes) {
+  const std::int64_t row_bytes = std::int64_t(tg::gguf::row_size_bytes(type, std::size_t(K)));
+  model::weight w{"w", type, N, K, row_bytes, dev.allocate(bytes.size())};
+  w.data.copy_in(bytes.data(), bytes.size());
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("the LLM's decode matmuls on the emulated GPU, split across work-items, match the CPU") {
+  const std::int64_t N = 40, K = 1024;  // 40 rows: two waves' worth of groups and a part-filled third
+  tg::device cpu("CPU");
+  tg::device gfx11("AMD:EMU:gfx11"), gfx12("AMD:EMU:gfx12");
+  const std::vector<float> x = random_values(std::size_t(K), 7);
+  for (tensor_type type : {tensor_type::f32, tensor_type::f16, tensor_type::q8_0, tensor_type::q4_0, tensor_type::q5_1,
+                           tensor_type::q4_k, tensor_type::q5_k, tensor_type::q6_k}) {
+    CAPTURE(std::string(tg::gguf::tensor_type_name(type)));
+    const std::size_t row_bytes = tg::gguf::row_size_bytes(type, std::size_t(K));
+    std::vector<std::byte> bytes(row_bytes * std::size_t(N));
+    for (std::int64_t r = 0; r < N; ++r) {
+      const std::vector<float> row = random_values(std::size_t(K), std::uint32_t(100 + r));
+      tg::synth::quantize_row(type, row.data(), &bytes[row_bytes * std::size_t(r)], std::size_t(K));
+    }
+    const std::vector<float> want = tg::test::decode_matvec(cpu, upload(cpu, type, N, K, bytes), x);
+    for (tg::device* gpu : {&gfx11, &gfx12}) {
+      CAPTURE(gpu->name());
+      const std::vector<float> got = tg::test::decode_matvec(*gpu, upload(*gpu, type, N, K, bytes), x);
+      double scale = 0, worst = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        scale = std::max(scale, double(std::fabs(want[i])));
+        worst = std::max(worst, double(std::fabs(got[i] - want[i])));
+      }
+      // The same integer dots; the float sums are reassociated across the group.
+      CHECK(worst <= 1e-4 * scale);
+    }
+  }
+}

@@ -1,0 +1,138 @@
+// beam_search_test.cpp: BEAM on the CPU's forked runner: the buffers of a matmul are sized from
+// its indexes, the search picks a loop shape that computes the right result, and candidates
+// planted to crash, hang or compute a wrong result are each skipped while the search finishes.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include "runtime/opt/heuristic.hpp"
+#include "runtime/tune/beam_search.hpp"
+#include "runtime/tune/candidates.hpp"
+#include "runtime/tune/fork_runner.hpp"
+#include "runtime/tune/opts_text.hpp"
+#include "tests/runtime/tune/tune_kernels.hpp"
+
+namespace {
+
+constexpr std::int64_t m = 64, n = 64, k = 64;
+
+tg::kernel_source source_of(const tg::ast::kernel& kernel) {
+  return {kernel.nodes, kernel.global_ranges, tg::kernel_name(kernel.nodes, kernel.global_ranges)};
+}
+
+tg::tune::fork_runner cpu_runner() {
+  return tg::tune::fork_runner(tg::device("CPU", {.threads = 1}), [](const tg::kernel_source& s) {
+    return tg::opt::choose_opts(s.nodes, s.global_ranges);
+  });
+}
+
+// The best shape compiled on the ordinary (threaded) CPU device computes the matmul.
+void check_computes_matmul(const tg::ast::kernel& kernel, const tg::codegen::kernel_opts& best) {
+  tg::ast::kernel tuned = kernel;
+  tuned.upcast = best.upcast;
+  tuned.vector_lanes = best.vector_lanes;
+  tg::device dev("CPU");
+  CHECK(tune_test::run_matmul(dev, tuned, m, n, k) ==
+        tune_test::reference_matmul(tune_test::pattern(m * k, 1), tune_test::pattern(k * n, 2), m, n, k));
+}
+
+}  // namespace
+
+TEST_CASE("a matmul's stand-in buffers have the sizes its indexes reach") {
+  const tg::ast::kernel kernel = tune_test::matmul(48, 32, 16);
+  auto slots = tg::tune::measure_slots(kernel.nodes, kernel.slot_count, {});
+  REQUIRE(slots.has_value());
+  REQUIRE(slots->size() == 3);
+  CHECK((*slots)[0].size_bytes == 48 * 32 * 4);
+  CHECK((*slots)[1].size_bytes == 48 * 16 * 4);
+  CHECK((*slots)[2].size_bytes == 16 * 32 * 4);
+  CHECK((*slots)[0].written);
+  CHECK_FALSE((*slots)[1].written);
+  CHECK((*slots)[1].dt == tg::dtype::float32);
+  SUBCASE("a bound from a variable takes the launch's value") {
+    tg::kernel_builder kb;
+    auto i = kb.output_range(kb.variable(0));
+    kb.store(0, i, kb.load<float>(1, i * 2 + 1));
+    tg::ast::kernel v = kb.finish();
+    auto sized = tg::tune::measure_slots(v.nodes, v.slot_count, std::vector<std::int64_t>{10});
+    REQUIRE(sized.has_value());
+    CHECK((*sized)[0].size_bytes == 40);
+    CHECK((*sized)[1].size_bytes == 20 * 4);
+  }
+  SUBCASE("an index read from a float cannot be bounded") {
+    tg::kernel_builder kb;
+    auto i = kb.output_range(8);
+    kb.store(0, i, kb.load<float>(1, kb.cast(tg::dtype::int64, kb.load<float>(2, i))));
+    tg::ast::kernel g = kb.finish();
+    CHECK_FALSE(tg::tune::measure_slots(g.nodes, g.slot_count, {}).has_value());
+  }
+}
+
+TEST_CASE("candidates keep each upcast a divisor of its range's bound") {
+  const tg::ast::kernel kernel = tune_test::matmul(12, 48, 16);
+  const auto bounds = tg::tune::output_bounds(kernel.nodes, kernel.global_ranges);
+  CHECK(bounds == std::vector<std::int64_t>{12, 48});
+  const auto from = tg::tune::normalize({}, kernel.global_ranges);
+  const auto next = tg::tune::neighbours(from, bounds);
+  CHECK_FALSE(next.empty());
+  for (const auto& c : next) {
+    CAPTURE(tg::tune::to_text(c));
+    CHECK(c != from);
+    CHECK(12 % c.upcast[0] == 0);
+    CHECK(48 % c.upcast[1] == 0);
+  }
+}
+
+TEST_CASE("BEAM on a matmul picks a loop shape that computes the right result") {
+  const tg::ast::kernel kernel = tune_test::matmul(m, n, k);
+  tg::tune::fork_runner runner = cpu_runner();
+  auto found = tg::tune::beam_search(runner, source_of(kernel), kernel.slot_count, {}, {.width = 2});
+  REQUIRE(found.has_value());
+  CHECK(found->tried > 1);
+  CHECK(found->skipped == 0);
+  CHECK(found->best_seconds > 0);
+  CHECK(found->best_seconds <= found->default_seconds);
+  check_computes_matmul(kernel, found->best);
+}
+
+TEST_CASE("candidates that crash, hang or compute a wrong result are skipped and the search finishes") {
+  const tg::ast::kernel kernel = tune_test::matmul(m, n, k);
+  const tg::kernel_source source = source_of(kernel);
+  tg::tune::fork_runner runner = cpu_runner();
+  // Plant a failure on three of the first round's candidates.
+  const auto first = tg::tune::normalize(runner.default_opts(source), kernel.global_ranges);
+  const auto round_one = tg::tune::neighbours(first, tg::tune::output_bounds(kernel.nodes, kernel.global_ranges));
+  REQUIRE(round_one.size() >= 3);
+  const auto crashes = round_one[0], hangs = round_one[1], wrong = round_one[2];
+  tg::tune::beam_options options{.width = 2, .timeout = std::chrono::milliseconds(1500)};
+  options.in_worker = [&](const tg::codegen::kernel_opts& c, std::span<void* const> buffers) {
+    if (c == crashes) raise(SIGSEGV);
+    if (c == hangs) sleep(30);
+    if (c == wrong) static_cast<float*>(buffers[0])[5] += 1.0f;
+  };
+  tg::set_debug(1);
+  tune_test::log_capture logged;
+  auto found = tg::tune::beam_search(runner, source, kernel.slot_count, {}, options);
+  tg::set_debug(0);
+  REQUIRE(found.has_value());
+  CHECK(found->skipped == 3);
+  CHECK(found->tried >= 2);
+  CHECK(found->best != crashes);
+  CHECK(found->best != hangs);
+  CHECK(found->best != wrong);
+  CHECK(logged.count(tg::tune::to_text(crashes) + " skipped: signal 11") == 1);
+  CHECK(logged.count(tg::tune::to_text(hangs) + " skipped: no answer after 1500 ms") == 1);
+  CHECK(logged.count(tg::tune::to_text(wrong) + " skipped: wrong result: slot 0 element 5") == 1);
+  CHECK(logged.count("beam: r_64_64_64: round 1, ") == 1);  // the progress line
+  check_computes_matmul(kernel, found->best);
+}
+
+TEST_CASE("a kernel whose default fails is left unsearched, and the process goes on") {
+  const tg::ast::kernel kernel = tune_test::matmul(m, n, k);
+  tg::tune::fork_runner runner = cpu_runner();
+  tg::tune::beam_options options;
+  options.in_worker = [](const tg::codegen::kernel_opts&, std::span<void* const>) { raise(SIGBUS); };
+  CHECK_FALSE(tg::tune::beam_search(runner, source_of(kernel), kernel.slot_count, {}, options).has_value());
+}
