@@ -3,7 +3,7 @@
 
 Reads the kernel's own headers (never hand-copied numbers) and writes constexpr C++ tables:
 
-  drivers/amd/regs/<ip>.hpp     register tables (offset, segment, fields) for GC 11.0.0 / 12.0.0,
+  drivers/amd/regs/<ip>.hpp     register tables (offset, segment, fields) for GC 11.0.0 / 11.0.3 / 12.0.0,
                                 MMHUB 3.0.0 / 4.1.0 and OSSSYS 6.0.0 / 7.0.0, limited to the curated
                                 register list below
   runtime/queue/pm4_gen.hpp     PM4 opcodes and field macros (amdgpu/nvd.h), VGT event types
@@ -45,6 +45,8 @@ INPUTS = {
     "navi10_ip": AMD + "include/navi10_ip_offset.h",
     "gc_11_0_0_offset": AMD + "include/asic_reg/gc/gc_11_0_0_offset.h",
     "gc_11_0_0_sh_mask": AMD + "include/asic_reg/gc/gc_11_0_0_sh_mask.h",
+    "gc_11_0_3_offset": AMD + "include/asic_reg/gc/gc_11_0_3_offset.h",
+    "gc_11_0_3_sh_mask": AMD + "include/asic_reg/gc/gc_11_0_3_sh_mask.h",
     "gc_12_0_0_offset": AMD + "include/asic_reg/gc/gc_12_0_0_offset.h",
     "gc_12_0_0_sh_mask": AMD + "include/asic_reg/gc/gc_12_0_0_sh_mask.h",
     "mmhub_3_0_0_offset": AMD + "include/asic_reg/mmhub/mmhub_3_0_0_offset.h",
@@ -96,7 +98,10 @@ OSSSYS_REGS = [
 
 # (output name, family title, register list, IP base name in navi10_ip_offset.h, [(version, title)])
 REG_FILES = [
-    ("gc", "GC", GC_REGS, "GC", [("gc_11_0_0", "GC 11.0.0 (gfx11)"), ("gc_12_0_0", "GC 12.0.0 (gfx12)")]),
+    # GC 11.0.3 (Navi 32) moves the GC hub (GCVM_*, GCMC_*): gmc_v11_0.c gives it gfxhub_v3_0_3.c,
+    # which reads gc_11_0_3_offset.h; the CP, RLC and SDMA registers are those of 11.0.0 (gfx_v11_0.c).
+    ("gc", "GC", GC_REGS, "GC", [("gc_11_0_0", "GC 11.0.0 (gfx11)"), ("gc_11_0_3", "GC 11.0.3 (gfx11, Navi 32)"),
+                                 ("gc_12_0_0", "GC 12.0.0 (gfx12)")]),
     ("mmhub", "MMHUB", MMHUB_REGS, "MMHUB",
      [("mmhub_3_0_0", "MMHUB 3.0.0 (gfx11)"), ("mmhub_4_1_0", "MMHUB 4.1.0 (gfx12)")]),
     ("osssys", "OSSSYS", OSSSYS_REGS, "OSSSYS",

@@ -139,9 +139,6 @@ class am_program final : public am_dispatchable {
   const am_backend& owner() const { return owner_; }
 
   const queue::pm4::kernel_summary& summary() const { return summary_; }
-  // The loaded image from the entry on: the bytes the command processor fetches first (the
-  // emulator finds a test's host twin by them, emu_device::load_program).
-  std::span<const std::byte> entry_code() const { return entry_code_; }
   const kernarg_layout& layout() const { return layout_; }
 
  private:
@@ -151,7 +148,6 @@ class am_program final : public am_dispatchable {
   kernarg_layout layout_;
   am_launch_shape shape_;
   queue::pm4::kernel_summary summary_;
-  std::vector<std::byte> entry_code_;
   allocation kernargs_;
   std::uint64_t slot_bytes_ = 0;
   std::array<queue::submission, kernarg_slots> slot_use_{};

@@ -17,6 +17,7 @@
 #include "drivers/amd/am_backend.hpp"
 #include "runtime/codegen/amdgpu_compiler.hpp"
 #include "runtime/codegen/amdgpu_kernel.hpp"
+#include "runtime/codegen/amdgpu_metadata.hpp"
 #include "runtime/opt/gpu_heuristic.hpp"
 
 namespace tg::amd {
@@ -70,20 +71,23 @@ codegen::amdgpu_compiler& am_backend::compiler() {
 
 namespace {
 
-// TG_DEBUG=1: one line per compiled kernel. The register counts come from its descriptor
-// (AMDGPUUsage "Kernel Descriptor", COMPUTE_PGM_RSRC1 GRANULATED_WORKITEM_VGPR_COUNT, so VGPRs
-// in allocation granules; and PRIVATE_SEGMENT_FIXED_SIZE, scratch bytes per work-item). SGPRs
-// are not reported: on GFX10 and later GRANULATED_WAVEFRONT_SGPR_COUNT is reserved (0) and every
-// wave gets the full SGPR file, so the descriptor does not say how many the kernel uses.
+// TG_DEBUG=1: one line per compiled kernel: what it uses, from the code object's metadata note
+// (runtime/codegen/amdgpu_metadata.hpp: SGPRs, VGPRs, scratch bytes per work-item, LDS bytes; the
+// descriptor cannot give SGPRs on GFX10+), and the waves per SIMD those VGPRs allow.
 void log_compiled(const std::string& device, const std::string& kernel, const std::string& processor,
-                  const kernel_descriptor& kd, int group_lanes, std::chrono::steady_clock::time_point start) {
+                  std::span<const std::byte> elf, int group_lanes, std::chrono::steady_clock::time_point start) {
   if (debug_level() < 1) return;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  char line[240];
-  std::snprintf(line, sizeof line, "%s: compiled kernel %s for %s in %.1f ms: %d work-items per element, %u VGPRs, "
-                "%u scratch bytes per work-item, %u LDS bytes", device.c_str(), kernel.c_str(), processor.c_str(), ms,
-                group_lanes, unsigned(kd.vgpr_count()), unsigned(kd.private_segment_fixed_size),
-                unsigned(kd.group_segment_fixed_size));
+  const auto r = codegen::read_kernel_resources(elf, kernel);
+  if (!r) {
+    log(log_level::debug, str(device, ": compiled kernel ", kernel, " for ", processor, " (no resource metadata)"));
+    return;
+  }
+  char line[300];
+  std::snprintf(line, sizeof line, "%s: compiled kernel %s for %s in %.1f ms: %d work-items per element, %u SGPRs, "
+                "%u VGPRs (%u waves per SIMD), %llu scratch bytes per work-item, %llu LDS bytes", device.c_str(),
+                kernel.c_str(), processor.c_str(), ms, group_lanes, r->sgprs, r->vgprs, codegen::waves_per_simd(r->vgprs),
+                static_cast<unsigned long long>(r->scratch_bytes), static_cast<unsigned long long>(r->lds_bytes));
   log(log_level::debug, line);
 }
 
@@ -103,7 +107,7 @@ std::shared_ptr<program> am_backend::compile(const kernel_source& source) {
   std::vector<kernarg> args(std::size_t(shape.buffers), kernarg_pointer);
   args.insert(args.end(), std::size_t(shape.vars), kernarg_u64);
   std::shared_ptr<am_program> loaded = load_program(co, source.name, args, {});
-  log_compiled(name_, source.name, c.processor(), co.kernel(source.name).descriptor, shape.group_lanes, start);
+  log_compiled(name_, source.name, c.processor(), elf, shape.group_lanes, start);
   return std::make_shared<compiled_program>(std::move(loaded), source.nodes, source.global_ranges, shape, source.name);
 }
 

@@ -13,9 +13,9 @@ am_program::am_program(am_backend& owner, const code_object& co, std::string_vie
     : owner_(owner), name_(kernel), args_(args.begin(), args.end()), layout_(layout_kernargs(co.kernel(kernel), args)),
       shape_(shape) {
   am_device& dev = owner.device();
-  if (co.gfx() != dev.gfx())
-    throw usage_error(str(owner.name(), ": kernel '", name_, "' was built for ", co.target() == gfx_target::gfx1100
-                          ? "gfx1100" : "gfx1200", ", this device is ", dev.info().gfx_target));
+  if (co.gfx() != dev.gfx() || co.processor() != dev.info().gfx_target)
+    throw usage_error(str(owner.name(), ": kernel '", name_, "' was built for ", co.processor(), ", this device is ",
+                          dev.info().gfx_target, " (code objects load on the processor they were compiled for)"));
   // The image goes in with one copy_in, as the reference uploads code; the device keeps it.
   const allocation code = dev.allocate(co.image_bytes(), false, co.load_alignment());
   owner.program_memory_.push_back(code);
@@ -25,7 +25,6 @@ am_program::am_program(am_backend& owner, const code_object& co, std::string_vie
   // Scratch for the kernel's private segment, grown before its first launch (am_scratch.hpp).
   if (const kernel_descriptor& kd = co.kernel(kernel).descriptor; kd.enables_private_segment())
     dev.ensure_scratch(kd.private_segment_fixed_size);
-  entry_code_.assign(image.begin() + std::ptrdiff_t(summary_.entry.value - code.va.value), image.end());
 
   slot_bytes_ = (std::max<std::uint64_t>(layout_.alloc_bytes, 8) + 255) / 256 * 256;
   kernargs_ = dev.allocate(slot_bytes_ * kernarg_slots);

@@ -7,6 +7,7 @@
 #include <tg/core/error.hpp>
 
 #include "drivers/amd/regs/gc_11_0_0.hpp"
+#include "drivers/amd/regs/gc_11_0_3.hpp"
 #include "drivers/amd/regs/gc_12_0_0.hpp"
 #include "drivers/amd/regs/mmhub_3_0_0.hpp"
 #include "drivers/amd/regs/mmhub_4_1_0.hpp"
@@ -30,7 +31,14 @@ memory::gfx_gen gen_of(const discovery& d) {
 
 const queue::reg_table& table_for(const discovery& d, std::uint16_t hw) {
   const ip_version v = d.version_of(hw);
-  if (hw == hw_id::gc) return v.major == 11 ? regs::gc_11_0_0::table : regs::gc_12_0_0::table;
+  if (hw == hw_id::gc) {
+    // GC 11.0.3 (Navi 32) has its own GC hub layout (gmc_v11_0.c: gmc_v11_0_set_gfxhub_funcs picks
+    // gfxhub_v3_0_3.c, which reads gc_11_0_3_offset.h); its CP, RLC and SDMA registers are 11.0.0's
+    // (gfx_v11_0.c reads gc_11_0_0_offset.h for every GC 11.0.x), and the generated 11.0.3 table
+    // carries both. GC 12.0.1 shares 12.0.0's header (gfx_v12_0.c, gmc_v12_0.c: gfxhub_v12_0).
+    if (v.major == 11) return v == ip_version{11, 0, 3} ? regs::gc_11_0_3::table : regs::gc_11_0_0::table;
+    return regs::gc_12_0_0::table;
+  }
   if (hw == hw_id::mmhub) {
     if (v.major == 3) return regs::mmhub_3_0_0::table;
     if (v.major == 4) return regs::mmhub_4_1_0::table;

@@ -158,6 +158,11 @@ const ip_block& discovery::require(std::uint16_t hw, std::uint8_t instance) cons
 
 std::string discovery::gfx_target() const {
   const ip_version v = version_of(hw_id::gc);
+  // The compiler's processor is not always the GC version: amdkfd/kfd_device.c (kgd2kfd_probe)
+  // gives GC 11.0.3 (Navi 32) gfx_target_version 110001 ("Compiler version is 11.0.1 while HW
+  // version is 11.0.3") and GC 11.0.1 / 11.0.4 (Phoenix) 110003. Others are "gfx%d%x%x".
+  if (v == ip_version{11, 0, 3}) return "gfx1101";
+  if (v == ip_version{11, 0, 1} || v == ip_version{11, 0, 4}) return "gfx1103";
   return str("gfx", int(v.major), std::hex, int(v.minor), int(v.revision));
 }
 

@@ -68,7 +68,8 @@ struct discovery {
   // The same, or a device_error naming the block ("the table lists no GC").
   const ip_block& require(std::uint16_t hw, std::uint8_t instance = 0) const;
   ip_version version_of(std::uint16_t hw) const { return require(hw).version; }
-  // "gfx1100", "gfx1201": "gfx%d%x%x" of the GC version (tinygrad/runtime/support/am/amdev.py).
+  // The LLVM processor: "gfx1100", "gfx1201": "gfx%d%x%x" of the GC version (tinygrad/runtime/support/am/amdev.py),
+  // but for the GC versions amdkfd/kfd_device.c (kgd2kfd_probe) renames: GC 11.0.3 is "gfx1101".
   std::string gfx_target() const;
   bool is_gfx11() const { return version_of(hw_id::gc).major == 11; }
   bool is_gfx12() const { return version_of(hw_id::gc).major == 12; }

@@ -122,6 +122,7 @@ std::string_view mach_name(std::uint32_t mach) {
 code_object::code_object(std::span<const std::byte> elf_bytes) {
   elf::file f(elf_bytes);
   target_ = check_header(f.head());
+  mach_ = f.head().flags & ef_amdgpu_mach;
   if (f.sections().empty())
     throw usage_error("code object: no section headers; tg finds kernels through the symbol table");
   if (f.head().type == elf::et_dyn) load_segments(f);

@@ -59,7 +59,12 @@ class code_object {
   // outlive the object.
   explicit code_object(std::span<const std::byte> elf_bytes);
 
-  gfx_target target() const { return target_; }
+  gfx_target target() const { return target_; }  // the ISA family (gfx1101 and gfx1102 run gfx1100's)
+  // The processor it was compiled for, from e_flags: "gfx1101". The loader (am_program) refuses a
+  // code object for another processor than the device's, as ROCm's loader does: the same ISA
+  // family is not enough, since gfx1100's kernels pad USER_SGPR_COUNT for its UserSGPRInit16Bug
+  // and gfx1101's do not (llvm/docs/AMDGPUUsage.rst, "Processors"; AMDGPU.td FeatureUserSGPRInit16Bug).
+  std::string_view processor() const { return mach_name(mach_); }
   queue::pm4::gfx_version gfx() const;
   // Bytes to allocate and copy; the load address must be a multiple of load_alignment() (>= 256,
   // since COMPUTE_PGM_LO holds the entry address >> 8).
@@ -82,6 +87,7 @@ class code_object {
   void find_kernels(const elf::file& f);
 
   gfx_target target_ = gfx_target::gfx1100;
+  std::uint32_t mach_ = ef_amdgpu_mach_gfx1100;  // EF_AMDGPU_MACH of e_flags
   std::vector<std::byte> image_;  // unrelocated
   std::uint64_t alignment_ = 256;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> code_ranges_;  // executable [begin, end) image offsets

@@ -17,11 +17,13 @@
 #include "drivers/cpu/cpu_target.hpp"
 #include "drivers/cpu/orc_jit.hpp"
 #include <tg/log.hpp>
-#include "drivers/cpu/thread_pool.hpp"
+#include "runtime/threads/thread_pool.hpp"
 #include "runtime/tune/tuned_compile.hpp"
 
 namespace tg::cpu {
 namespace {
+
+using threads::thread_pool;
 
 using kernel_fn = void (*)(void* const*, const std::int64_t*, std::int64_t, std::int64_t);
 

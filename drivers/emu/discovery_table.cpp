@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "drivers/amd/regs/gc_11_0_0.hpp"
+#include "drivers/amd/regs/gc_11_0_3.hpp"
 #include "drivers/amd/regs/gc_12_0_0.hpp"
 #include "drivers/amd/regs/mmhub_3_0_0.hpp"
 #include "drivers/amd/regs/mmhub_4_1_0.hpp"
@@ -43,7 +44,8 @@ constexpr bool starts_with(const std::uint32_t (&published)[N], std::span<const 
     if (i >= N || published[i] != used[i]) return false;
   return true;
 }
-static_assert(starts_with(gc_bases, regs::gc_11_0_0::navi10_bases) && starts_with(gc_bases, regs::gc_12_0_0::navi10_bases));
+static_assert(starts_with(gc_bases, regs::gc_11_0_0::navi10_bases) && starts_with(gc_bases, regs::gc_11_0_3::navi10_bases) &&
+              starts_with(gc_bases, regs::gc_12_0_0::navi10_bases));
 static_assert(starts_with(mmhub_bases, regs::mmhub_3_0_0::navi10_bases) &&
               starts_with(mmhub_bases, regs::mmhub_4_1_0::navi10_bases));
 static_assert(starts_with(osssys_bases, regs::osssys_6_0_0::navi10_bases) &&
@@ -140,11 +142,13 @@ std::vector<discovery_ip> discovery_ips(const personality& chip) {
 }
 
 gc_info discovery_gc_info(const personality& chip) {
-  // gfx11: a Navi31 (96 CUs: 6 SE x 2 SH x 8 CU); gfx12: the mock's Navi44 (32 CUs; llvm/docs/AMDGPUUsage.rst).
+  // gfx1100: a Navi31 (96 CUs: 6 SE x 2 SH x 8 CU); gfx1101: a Navi32 (60 CUs: 3 x 2 x 10); gfx1200:
+  // the mock's Navi44 (32 CUs: 2 x 2 x 8); gfx1201: a Navi48 (64 CUs: 4 x 2 x 8; AMD's published CU
+  // and shader-engine counts; llvm/docs/AMDGPUUsage.rst).
   const bool g12 = chip.gen == gfx_gen::gfx12;
   gc_info g{};
-  g.num_se = g12 ? 2 : 6;
-  g.num_cu_per_sh = 8;
+  g.num_se = chip.target == "gfx1101" ? 3 : chip.target == "gfx1201" ? 4 : g12 ? 2 : 6;
+  g.num_cu_per_sh = chip.target == "gfx1101" ? 10 : 8;
   g.num_sh_per_se = 2;
   g.num_rb_per_se = 4;
   g.num_tccs = g12 ? 8 : 24;

@@ -1,5 +1,5 @@
 // emu_device.cpp: the AMD:EMU backend booted on an emulated machine (see emu_device.hpp), and the
-// parsing of its device-name arguments; programs with host twins are in emu_device_program.cpp.
+// parsing of its device-name arguments.
 #include "drivers/emu/emu_device.hpp"
 
 #include <memory>
@@ -16,8 +16,10 @@ namespace tg::emu {
 
 namespace {
 
-constexpr const char* accepted = "accepted: AMD:EMU, AMD:EMU:gfx11, AMD:EMU:gfx12, AMD:EMU:usb, AMD:EMU:pci, "
-                                 "AMD:EMU:gfx12:usb (a generation and a bus, each at most once)";
+constexpr const char* accepted =
+    "accepted: AMD:EMU, AMD:EMU:gfx11, AMD:EMU:gfx12, AMD:EMU:gfx1100 (RX 7900 XTX), AMD:EMU:gfx1101 (RX 7800 XT), "
+    "AMD:EMU:gfx1200 (RX 9060), AMD:EMU:gfx1201 (RX 9070 XT), AMD:EMU:usb, AMD:EMU:pci, AMD:EMU:gfx1101:usb "
+    "(a generation or processor, and a bus, each at most once)";
 
 std::unique_ptr<transport::device_transport> open_on(emulated_machine& m) {
   return transport::open_transport("AMD", m.buses());  // as a card is opened: the bus is searched
@@ -33,7 +35,7 @@ amd::am_options options_for(emulated_machine& m) {
     if (faults.size() < *reported) *reported = 0;  // cleared since (gpu::clear_faults)
     for (std::size_t i = *reported; i < faults.size(); ++i) {
       const fault_kind k = faults[i].kind;
-      if (k == fault_kind::shader_error || k == fault_kind::unknown_kernel || k == fault_kind::kernel_error) {
+      if (k == fault_kind::shader_error) {
         *reported = i + 1;
         return describe(faults[i]);
       }
@@ -66,14 +68,15 @@ emu_device_config parse_emu_device_args(std::string_view args) {
     const std::size_t colon = rest.find(':');
     const std::string_view word = rest.substr(0, colon);
     rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    if ((word == "gfx11" || word == "gfx12" || word == "gfx1100" || word == "gfx1200") && !has_gen) {
+    if ((word == "gfx11" || word == "gfx12" || emulated_processor_gen(word)) && !has_gen) {
       config.gen = parse_emulated_gen(word);
+      config.processor = parse_emulated_processor(word);
       has_gen = true;
     } else if ((word == "pci" || word == "usb" || word == "PCI" || word == "USB") && !has_bus) {
       config.bus = parse_emulated_bus(word);
       has_bus = true;
     } else {
-      throw usage_error(str("device 'AMD:EMU:", args, "': '", word, "' is not a generation or bus for the emulated GPU; ",
+      throw usage_error(str("device 'AMD:EMU:", args, "': '", word, "' is not a generation, processor or bus for the emulated GPU; ",
                             accepted));
     }
   }
@@ -82,7 +85,8 @@ emu_device_config parse_emu_device_args(std::string_view args) {
 
 emu_device::emu_device(const emu_device_config& config)
     : emu_device(std::make_shared<emulated_machine>(
-          emulated_machine_config{.gen = config.gen, .vram_bytes = config.vram_bytes, .bus = config.bus})) {}
+          emulated_machine_config{.gen = config.gen, .processor = config.processor, .vram_bytes = config.vram_bytes,
+                                  .bus = config.bus})) {}
 
 // am_backend keeps a reference to the machine (keep_alive) so that the GPU runs until the driver
 // has shut its queues down and the transport is closed.

@@ -11,8 +11,6 @@ const char* kind_name(fault_kind k) {
   switch (k) {
     case fault_kind::page_fault: return "page fault";
     case fault_kind::bad_packet: return "bad packet";
-    case fault_kind::unknown_kernel: return "unknown kernel";
-    case fault_kind::kernel_error: return "kernel error";
     case fault_kind::shader_error: return "shader error";
     case fault_kind::bad_queue_setup: return "bad queue setup";
     case fault_kind::protocol: return "ring protocol violation";

@@ -1,7 +1,7 @@
 // faults.hpp: what the emulated GPU reports instead of crashing, and the interrupts it would raise.
 //
-// A queue that meets something it cannot do (an unmapped address, an unknown opcode, a dispatch
-// of a program nobody registered) records a fault_record and halts at that packet (its read
+// A queue that meets something it cannot do (an unmapped address, an unknown packet opcode, an
+// instruction the shader interpreter cannot run) records a fault_record and halts at that packet (its read
 // pointer stays on it; inside an IB, on the INDIRECT_BUFFER's successor), as a hung queue does on
 // hardware; the host sees its signal never arrive, then reads gpu::faults(). Page faults also latch the GC hub's fault status and address registers
 // (tinygrad/runtime/support/am/ip.py; gfx_v11_0.c) and, once the driver set up IH ring 0, are written there as UTCL2 entries
@@ -21,8 +21,6 @@ enum class engine_id : std::uint8_t { compute, sdma };
 enum class fault_kind : std::uint8_t {
   page_fault,       // an access the MMU could not translate (address = the VA)
   bad_packet,       // unknown opcode, bad field, packet straddling the SDMA ring end
-  unknown_kernel,   // DISPATCH_DIRECT of a program address with no registered kernel (address = it)
-  kernel_error,     // a registered kernel threw
   shader_error,     // interpreted code the interpreter cannot run (address = the PC; drivers/emu/shader)
   bad_queue_setup,  // registers that cannot describe a queue (no doorbell, ring size out of range)
   protocol,         // the host broke the ring protocol: overrun, write pointer going back, stale shadow
@@ -36,7 +34,7 @@ struct fault_record {
   std::uint64_t stream_offset = 0;  // bytes from the start of the ring (or of the IB, when in_ib)
   bool in_ib = false;
   std::uint32_t header = 0;     // the packet's first dword
-  gpu_va address;               // page_fault: the faulting VA; unknown_kernel: the program address
+  gpu_va address;               // page_fault: the faulting VA; shader_error: the PC
   bool write = false;           // page_fault: a write access
   std::string message;
 };

@@ -11,7 +11,8 @@ namespace tg::emu {
 
 gpu::gpu(const gpu_config& config)
     : config_(config),
-      core_(std::make_unique<gpu_core>(personality_of(config.gen), config.vram_bytes, config.doorbell_bytes)) {
+      core_(std::make_unique<gpu_core>(personality_of(config.gen, config.processor), config.vram_bytes, config.doorbell_bytes,
+                                        config.shader_threads)) {
   if (config.mmio_bytes == 0 || config.mmio_bytes % 4 != 0)
     throw usage_error(str("emu: an MMIO BAR of ", config.mmio_bytes, " bytes; it must be a positive multiple of 4"));
   psp_ = std::make_unique<psp_model>(*core_);
@@ -84,35 +85,6 @@ void gpu::mmio_write32(std::uint64_t byte_offset, std::uint32_t value) {
 void gpu::attach_system_bus(system_bus* bus) {
   lock l(*this);
   core_->gmmu.attach(bus);
-}
-
-// ---- kernels
-
-void gpu::register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi) {
-  // COMPUTE_PGM_LO/HI hold bits 8 and up of the address (tinygrad/runtime/ops_amd.py: AMDComputeQueue
-  // writes prog_addr >> 8), so code below 256-byte alignment cannot be named by a dispatch.
-  if (code_address.value % 256 != 0)
-    throw usage_error(str("emu: kernel at ", code_address, " is not 256-byte aligned; COMPUTE_PGM_LO holds the address >> 8"));
-  if (!fn) throw usage_error(str("emu: kernel at ", code_address, " has no callback"));
-  if (abi.kernarg_sgpr > 14)
-    throw usage_error(str("emu: kernarg SGPR ", abi.kernarg_sgpr, " leaves COMPUTE_USER_DATA_0..15"));
-  lock l(*this);
-  core_->kernels[code_address.value] = {std::move(fn), abi};
-}
-
-std::uint64_t gpu::hash_code(std::span<const std::byte> code) {
-  return fnv_bytes(code.first(std::min(code.size(), code_hash_bytes)));
-}
-
-void gpu::register_kernel_code(std::span<const std::byte> code, kernel_fn fn, kernel_abi abi) {
-  if (code.size() < code_hash_bytes)
-    throw usage_error(str("emu: register_kernel_code needs the first ", code_hash_bytes, " bytes of the code, got ",
-                          code.size()));
-  if (!fn) throw usage_error("emu: register_kernel_code without a callback");
-  if (abi.kernarg_sgpr > 14)
-    throw usage_error(str("emu: kernarg SGPR ", abi.kernarg_sgpr, " leaves COMPUTE_USER_DATA_0..15"));
-  lock l(*this);
-  core_->kernels_by_code[hash_code(code)] = {std::move(fn), abi};
 }
 
 // ---- running

@@ -4,8 +4,9 @@
 // Behind the registers are an MMU that walks the page tables the driver wrote in VRAM (with a
 // TLB that only an invalidation request refreshes), a compute queue engine per active HQD (PM4)
 // and the SDMA0 queue engine, created from the same register writes the driver makes on
-// hardware (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c). Dispatched programs run as machine code
-// on the ISA interpreter (drivers/emu/shader), or as host callbacks registered for their address (dispatch.hpp).
+// hardware (tinygrad/runtime/ops_amd.py: AMDCopyQueue; sdma_v6_0.c). Dispatched programs run as the machine
+// code they are, on the ISA interpreter (drivers/emu/shader): there is no way to stand a host function
+// in for a kernel, so a code-generation bug shows here as it would on a card.
 // Nothing a driver can write crashes the host: faults are recorded (faults()) and latched in
 // registers, written to the IH ring when the driver set one up, and the queue stops.
 //
@@ -38,7 +39,7 @@
 // or USB bridge (drivers/emu/machine), is tg's AM driver: drivers/amd/am_device.hpp.
 //
 // Thread-safe: every member takes the gpu's lock, except chip(), gen() and vram(), which is the
-// BAR (host accesses to VRAM take no lock, as on hardware). A kernel callback runs under that
+// BAR (host accesses to VRAM take no lock, as on hardware). A dispatch observer runs under that
 // lock and must not call back into the gpu (usage_error).
 #pragma once
 #include <atomic>
@@ -47,6 +48,7 @@
 #include <functional>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +65,7 @@ namespace tg::emu {
 
 struct gpu_config {
   gfx_gen gen = gfx_gen::gfx11;
+  std::string processor;  // the card (personality.hpp): "gfx1101"; empty: gen's first (gfx1100, gfx1200)
   std::uint64_t vram_bytes = 512ull << 20;       // the reference mock's 512 MiB (tinygrad's mock GPU (test/mockgpu/amd))
   std::uint64_t doorbell_bytes = 0x2000;         // BAR2 (tinygrad's mock GPU (test/mockgpu/amd))
   std::uint64_t mmio_bytes = 2ull << 20;         // BAR5; registers beyond it go through MM_INDEX / RSMU_INDEX
@@ -72,6 +75,9 @@ struct gpu_config {
   // writes are lost meanwhile, as Linux expects (amdgpu_device_mode1_reset polls
   // RCC_CONFIG_MEMSIZE until it reads something else). 0: back at once.
   std::chrono::milliseconds mode1_reset_latency{0};
+  // Host threads that interpret a dispatch's workgroups (shader/interpreter.hpp); 0: $TG_THREADS,
+  // else one per hardware thread.
+  unsigned shader_threads = 0;
 };
 
 struct run_summary {
@@ -105,19 +111,10 @@ class gpu {
 
   // ---- the system bus: where GMMU leaves with the SYSTEM bit lead (amdgpu_vm.h; tinygrad's mock GPU (test/mockgpu/amd)). Every
   // engine access through the MMU (SDMA copies, fills, writes, fences, polls; PM4 RELEASE_MEM,
-  // WAIT_REG_MEM, IB and ring fetches; dispatch_context) reaches it. Without one, or when it
-  // throws, the access is a page fault recorded with its VA. nullptr detaches; the bus must
-  // outlive its attachment and is called under the gpu's lock (see system_bus.hpp). AMD:EMU's
-  // host twins (emu_device) use host pointers into VRAM, so their buffers must stay in VRAM.
+  // WAIT_REG_MEM, IB and ring fetches; interpreted kernels' loads and stores) reaches it. Without
+  // one, or when it throws, the access is a page fault recorded with its VA. nullptr detaches; the
+  // bus must outlive its attachment and is called under the gpu's lock (see system_bus.hpp).
   void attach_system_bus(system_bus* bus);
-
-  // ---- kernels: `fn` runs for DISPATCH_DIRECT of code_address (256-byte aligned: COMPUTE_PGM_LO holds it >> 8).
-  void register_kernel(gpu_va code_address, kernel_fn fn, kernel_abi abi = {});
-  // `fn` runs for DISPATCH_DIRECT of any program whose first code_hash_bytes bytes (read
-  // from VRAM through the MMU at dispatch) are those of `code` (the image from the entry on).
-  static constexpr std::size_t code_hash_bytes = 64;
-  void register_kernel_code(std::span<const std::byte> code, kernel_fn fn, kernel_abi abi = {});
-  static std::uint64_t hash_code(std::span<const std::byte> code);
 
   // ---- running
   run_summary step_until_idle();  // on this thread, until no queue can make progress
@@ -206,7 +203,7 @@ class gpu {
   std::uint32_t cp_me_cntl_before_ = 0;
 
   mutable std::mutex mutex_;
-  std::atomic<std::thread::id> executing_thread_{};  // the thread running queues (and kernels)
+  std::atomic<std::thread::id> executing_thread_{};  // the thread running queues (and their observers)
   std::condition_variable wake_;
   bool kicked_ = false, stopping_ = false;
   std::thread worker_;

@@ -10,7 +10,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "drivers/emu/dispatch.hpp"
 #include "drivers/emu/doorbell_page.hpp"
 #include "drivers/emu/faults.hpp"
 #include "drivers/emu/mmu.hpp"
@@ -32,8 +31,8 @@ struct gpu_stats {
 };
 
 struct gpu_core {
-  gpu_core(const personality& p, std::uint64_t vram_bytes, std::uint64_t doorbell_bytes)
-      : chip(p), memory(vram_bytes), doorbells(doorbell_bytes), gmmu(p, regs, memory),
+  gpu_core(const personality& p, std::uint64_t vram_bytes, std::uint64_t doorbell_bytes, unsigned shader_threads)
+      : chip(p), memory(vram_bytes), doorbells(doorbell_bytes), gmmu(p, regs, memory), shader_threads(shader_threads),
         power_on(std::chrono::steady_clock::now()) {}
 
   // The 100 MHz GPU clock of RELEASE_MEM timestamps and SDMA TIMESTAMP (tinygrad/runtime/ops_amd.py: AMDDevice, 100 MHz),
@@ -57,14 +56,10 @@ struct gpu_core {
   doorbell_page doorbells;
   register_file regs;
   mmu gmmu;
-  std::unordered_map<std::uint64_t, registered_kernel> kernels;  // by program address
-  // By a hash of the code bytes at the program address (read through the MMU at dispatch):
-  // the same code object runs its host twin wherever it is loaded, and other bytes at a
-  // registered address are not mistaken for it.
-  std::unordered_map<std::uint64_t, registered_kernel> kernels_by_code;
-  // The SQC instruction cache (shader/instruction_cache.hpp): the interpreter decodes from it and host
-  // twins are found by the code hash it holds, so both keep stale code until GCR_CNTL.GLI_INV.
+  // The SQC instruction cache (shader/instruction_cache.hpp): the interpreter decodes from it, so it
+  // keeps running stale code until GCR_CNTL.GLI_INV.
   shader::instruction_cache icache;
+  shader::worker_threads shader_threads;  // the host threads that interpret dispatches
   std::vector<fault_record> faults;
   std::vector<interrupt_record> interrupts;
   gpu_stats stats;

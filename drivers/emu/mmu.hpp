@@ -18,7 +18,8 @@
 // gmc_v11_0_process_interrupt; the first fault wins, later ones set MORE_FAULTS), tells the fault listener (the IH ring)
 // and throws page_fault.
 //
-// Not thread-safe: the gpu serialises every access under its lock.
+// Not thread-safe: the gpu serialises every access under its lock, and the shader interpreter's
+// threads take a lock of their own around it (shader/thread_view.hpp).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -93,6 +94,8 @@ class mmu {
   void store64(gpu_va va, std::uint64_t value, utcl2_client client);
 
   void invalidate();  // drop every cached translation
+  // The VRAM that leaves without the SYSTEM bit map (for the interpreter's threads, shader/thread_view.hpp).
+  vram& vram_memory() { return memory_; }
   tlb_stats stats() const;
 
  private:

@@ -1,9 +1,13 @@
-// personality.cpp: the gfx11 and gfx12 register maps, looked up by name in the generated tables.
+// personality.cpp: the emulated cards' versions, and their register maps looked up by name in the
+// generated tables.
 #include "drivers/emu/personality.hpp"
 
 #include <span>
 
+#include <tg/core/error.hpp>
+
 #include "drivers/amd/regs/gc_11_0_0.hpp"
+#include "drivers/amd/regs/gc_11_0_3.hpp"
 #include "drivers/amd/regs/gc_12_0_0.hpp"
 #include "drivers/amd/regs/mmhub_3_0_0.hpp"
 #include "drivers/amd/regs/mmhub_4_1_0.hpp"
@@ -62,21 +66,30 @@ static_assert(mp_regs(false).psp_35 == 0x16063 && mp_regs(false).psp_81 == 0x160
 static_assert(mp_regs(false).smu_msg == 0x16282 && mp_regs(false).smu_resp == 0x1629A && mp_regs(false).smu_debug_arg == 0x16275);
 static_assert(mp_regs(true).smu_msg + mp_regs(true).smu_alias_delta == 0xDC0082);
 
-personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_version sdma_v, ip_version mm_v,
-                 ip_table gc, ip_table mm, ip_table oss) {
-  const bool g12 = gen == gfx_gen::gfx12;
+// A card: what its discovery table lists (one version for MP0 and MP1, as on all four).
+struct card {
+  gfx_gen gen;
+  std::string_view target, name;
+  std::uint16_t pci_device_id;
+  ip_version gc, sdma, mmhub, nbio, mp, hdp, osssys;
+};
+
+personality make(const card& c, ip_table gc, ip_table mm, ip_table oss) {
+  const bool g12 = c.gen == gfx_gen::gfx12;
   const std::string_view fault_status = g12 ? "regGCVM_L2_PROTECTION_FAULT_STATUS_LO32"
                                             : "regGCVM_L2_PROTECTION_FAULT_STATUS";
   personality p{};
-  p.gen = gen;
-  p.target = target;
-  p.gc = gc_v;
-  p.sdma = sdma_v;
-  p.mmhub = mm_v;
-  p.nbio = g12 ? ip_version{6, 3, 1} : ip_version{4, 3, 0};
-  p.mp0 = p.mp1 = g12 ? ip_version{14, 0, 2} : ip_version{13, 0, 0};
-  p.hdp = g12 ? ip_version{7, 0, 0} : ip_version{6, 0, 0};
-  p.osssys = g12 ? ip_version{7, 0, 0} : ip_version{6, 0, 0};
+  p.gen = c.gen;
+  p.target = c.target;
+  p.card = c.name;
+  p.pci_device_id = c.pci_device_id;
+  p.gc = c.gc;
+  p.sdma = c.sdma;
+  p.mmhub = c.mmhub;
+  p.nbio = c.nbio;
+  p.mp0 = p.mp1 = c.mp;
+  p.hdp = c.hdp;
+  p.osssys = c.osssys;
   p.gc_table = &gc.table;
 
   gc_registers& r = p.gc_reg;
@@ -207,20 +220,67 @@ personality make(gfx_gen gen, std::string_view target, ip_version gc_v, ip_versi
   return p;
 }
 
+// The four cards. PCI ids: 0x744C Navi 31, 0x7590 Navi 44 and 0x7550 Navi 48 as
+// runtime/transport/pci/pci_devices.cpp lists them (the reference probes them:
+// tinygrad/runtime/ops_amd.py: PCIIface); 0x747E is the RX 7800 XT / 7700 XT (Navi 32; the PCI ID
+// Repository, pci.ids; amdgpu_drv.c matches these cards by class, not by id).
+//
+// Navi 32's GC 11.0.3, MP0/MP1 13.0.10 and SDMA 6.0.3 come together in Linux: amdkfd/kfd_device.c
+// maps GC 11.0.3 to gfx1101 (kgd2kfd_probe); the firmware set is gfx_v11_0.c / imu_v11_0.c
+// MODULE_FIRMWARE("amdgpu/gc_11_0_3_{pfp,me,mec,rlc,imu}.bin"), psp_v13_0.c psp_13_0_10_sos.bin,
+// smu_v13_0.c smu_13_0_10.bin (driven by smu_v13_0_0_ppt.c, Navi 31's SMU code) and sdma_v6_0.c
+// sdma_6_0_3.bin, the set linux-firmware added as "Navi32 dGPU firmware". Its MMHUB 3.0.0,
+// NBIO 4.3.0, HDP 6.0.0 and OSSSYS 6.0.0 are NOT confirmed: Linux's GC 11.0.3 bring-up added no
+// new version of those blocks (amdgpu_discovery.c lists 3.0.0 / 3.0.2, 4.3.0 / 4.3.1, 6.0.0 /
+// 6.0.1 and 6.0.0 / 6.0.2, the second of each Navi 33's), so Navi 32 reports one of each pair; we
+// take Navi 31's, its chiplet sibling. Its GC hub registers are not 11.0.0's: gmc_v11_0.c gives GC
+// 11.0.3 gfxhub_v3_0_3.c, which reads gc_11_0_3_offset.h (the generated gc_11_0_3 table).
+//
+// Navi 48's GC 12.0.1, MP0/MP1 14.0.3 and SDMA 7.0.1: kfd_device.c maps GC 12.0.1 to gfx1201;
+// gfx_v12_0.c / imu_v12_0.c gc_12_0_1_{pfp,me,mec,rlc,imu}.bin, psp_v14_0.c psp_14_0_3_sos.bin,
+// smu_v14_0.c smu_14_0_3.bin (smu_v14_0_2_ppt.c drives 14.0.2 and 14.0.3), sdma_v7_0.c sdma_7_0_1.bin.
+// Its MMHUB 4.1.0, NBIF 6.3.1, HDP 7.0.0 and OSSSYS 7.0.0 are the only gfx12 versions Linux 6.12's
+// amdgpu_discovery.c and gmc_v12_0.c know (not confirmed from a card's table). GC 12.0.1 uses
+// 12.0.0's registers (gfx_v12_0.c and gmc_v12_0.c: gfxhub_v12_0 read gc_12_0_0_offset.h for both).
+constexpr card cards[] = {
+    {gfx_gen::gfx11, "gfx1100", "RX 7900 XTX", 0x744C, {11, 0, 0}, {6, 0, 0}, {3, 0, 0}, {4, 3, 0}, {13, 0, 0}, {6, 0, 0}, {6, 0, 0}},
+    {gfx_gen::gfx11, "gfx1101", "RX 7800 XT", 0x747E, {11, 0, 3}, {6, 0, 3}, {3, 0, 0}, {4, 3, 0}, {13, 0, 10}, {6, 0, 0}, {6, 0, 0}},
+    {gfx_gen::gfx12, "gfx1200", "RX 9060", 0x7590, {12, 0, 0}, {7, 0, 0}, {4, 1, 0}, {6, 3, 1}, {14, 0, 2}, {7, 0, 0}, {7, 0, 0}},
+    {gfx_gen::gfx12, "gfx1201", "RX 9070 XT", 0x7550, {12, 0, 1}, {7, 0, 1}, {4, 1, 0}, {6, 3, 1}, {14, 0, 3}, {7, 0, 0}, {7, 0, 0}},
+};
+
+personality make(const card& c) {
+  const ip_table gc = c.gen == gfx_gen::gfx12 ? ip_table{regs::gc_12_0_0::table, regs::gc_12_0_0::navi10_bases}
+                      : c.gc.revision == 3    ? ip_table{regs::gc_11_0_3::table, regs::gc_11_0_3::navi10_bases}
+                                              : ip_table{regs::gc_11_0_0::table, regs::gc_11_0_0::navi10_bases};
+  if (c.gen == gfx_gen::gfx12)
+    return make(c, gc, {regs::mmhub_4_1_0::table, regs::mmhub_4_1_0::navi10_bases},
+                {regs::osssys_7_0_0::table, regs::osssys_7_0_0::navi10_bases});
+  return make(c, gc, {regs::mmhub_3_0_0::table, regs::mmhub_3_0_0::navi10_bases},
+              {regs::osssys_6_0_0::table, regs::osssys_6_0_0::navi10_bases});
+}
+
 }  // namespace
 
-const personality& personality_of(gfx_gen gen) {
-  static const personality gfx11 =
-      make(gfx_gen::gfx11, "gfx1100", {11, 0, 0}, {6, 0, 0}, {3, 0, 0},
-           {regs::gc_11_0_0::table, regs::gc_11_0_0::navi10_bases},
-           {regs::mmhub_3_0_0::table, regs::mmhub_3_0_0::navi10_bases},
-           {regs::osssys_6_0_0::table, regs::osssys_6_0_0::navi10_bases});
-  static const personality gfx12 =
-      make(gfx_gen::gfx12, "gfx1200", {12, 0, 0}, {7, 0, 0}, {4, 1, 0},
-           {regs::gc_12_0_0::table, regs::gc_12_0_0::navi10_bases},
-           {regs::mmhub_4_1_0::table, regs::mmhub_4_1_0::navi10_bases},
-           {regs::osssys_7_0_0::table, regs::osssys_7_0_0::navi10_bases});
-  return gen == gfx_gen::gfx11 ? gfx11 : gfx12;
+std::optional<gfx_gen> emulated_processor_gen(std::string_view processor) {
+  for (const card& c : cards)
+    if (c.target == processor) return c.gen;
+  return std::nullopt;
+}
+
+const personality& personality_of(gfx_gen gen, std::string_view processor) {
+  static const personality all[] = {make(cards[0]), make(cards[1]), make(cards[2]), make(cards[3])};
+  static_assert(std::size(cards) == 4);
+  if (processor.empty()) processor = gen == gfx_gen::gfx12 ? "gfx1200" : "gfx1100";
+  for (const personality& p : all)
+    if (p.target == processor) {
+      if (p.gen != gen)
+        throw usage_error(str("emu: ", processor, " (an ", p.card, ") is a gfx", gen == gfx_gen::gfx12 ? "11" : "12",
+                              " processor, not a gfx", gen == gfx_gen::gfx12 ? "12" : "11", " one"));
+      return p;
+    }
+  throw usage_error(str("emu: no emulated GPU is a ", processor,
+                        "; choose gfx1100 (RX 7900 XTX), gfx1101 (RX 7800 XT), gfx1200 (RX 9060) or gfx1201 (RX 9070 XT)"));
 }
 
 }  // namespace tg::emu

@@ -1,15 +1,20 @@
-// personality.hpp: what differs between the emulated gfx11 and gfx12 GPUs: versions, register
-// indices and field layouts.
+// personality.hpp: what differs between the emulated GPUs: versions, register indices and field
+// layouts. A personality is chosen by processor (the LLVM name the card's GC version maps to); the
+// generation (gfx_gen) stays what is generation-wide (page-table format, ISA, boot steps).
 //
-// gfx11 is an RX 7900 XTX (GC 11.0.0, SDMA 6.0.0, MMHUB 3.0.0, NBIO 4.3.0, MP0/MP1 13.0.0, HDP 6.0.0,
-// OSSSYS 6.0.0); gfx12 an RX 9060, the card of seed 000 and of the reference's mock (GC 12.0.0,
-// SDMA 7.0.0, MMHUB 4.1.0, NBIF 6.3.1, MP0/MP1 14.0.2, HDP 7.0.0, OSSSYS 7.0.0; tinygrad/runtime/support/am/amdev.py). Indices
+// gfx1100 is an RX 7900 XTX (Navi 31: GC 11.0.0, SDMA 6.0.0, MMHUB 3.0.0, NBIO 4.3.0, MP0/MP1 13.0.0,
+// HDP 6.0.0, OSSSYS 6.0.0); gfx1101 an RX 7800 XT (Navi 32: GC 11.0.3, SDMA 6.0.3, MP0/MP1 13.0.10,
+// the rest as Navi 31; personality.cpp cites each); gfx1200 an RX 9060, the card of seed 000 and of
+// the reference's mock (Navi 44: GC 12.0.0, SDMA 7.0.0, MMHUB 4.1.0, NBIF 6.3.1, MP0/MP1 14.0.2,
+// HDP 7.0.0, OSSSYS 7.0.0; tinygrad/runtime/support/am/amdev.py); gfx1201 an RX 9070 XT (Navi 48:
+// GC 12.0.1, SDMA 7.0.1, MP0/MP1 14.0.3, the rest as Navi 44). Indices
 // are the generated tables' offsets (drivers/amd/regs, from the Linux headers) plus the navi10 IP
 // bases the reference mock also uses and the discovery table publishes (tinygrad's mock GPU (test/mockgpu/amd); Linux drivers/gpu/drm/amd/include/asic_reg;
 // discovery_table.hpp); the NBIO and MP registers, which have no generated table yet, are written
 // out with their source.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "runtime/memory/gfx_gen.hpp"
@@ -90,7 +95,9 @@ struct register_fields {
 
 struct personality {
   gfx_gen gen;
-  std::string_view target;  // the LLVM processor name
+  std::string_view target;          // the LLVM processor name: "gfx1101"
+  std::string_view card;            // "RX 7800 XT", for messages
+  std::uint16_t pci_device_id = 0;  // what its PCI config space (or the bridge's TLPs) report
   ip_version gc, sdma, mmhub, nbio, mp0, mp1, hdp, osssys;
   gc_registers gc_reg;
   sdma_registers sdma_reg;
@@ -102,6 +109,10 @@ struct personality {
   const queue::reg_table* gc_table;  // for decoding in messages and tests
 };
 
-const personality& personality_of(gfx_gen gen);
+// The card for `processor` ("gfx1100", "gfx1101", "gfx1200", "gfx1201"); an empty one is the
+// generation's first (gfx1100, gfx1200). usage_error for another name or one of another generation.
+const personality& personality_of(gfx_gen gen, std::string_view processor = {});
+// The generation of an emulated processor, or nullopt when no emulated card is that processor.
+std::optional<gfx_gen> emulated_processor_gen(std::string_view processor);
 
 }  // namespace tg::emu

@@ -186,35 +186,7 @@ queue_engine::outcome pm4_engine::dispatch_direct(packet& p) {
   // COMPUTE_PGM_LO/HI hold the program address >> 8 (gc_11_0_0_sh_mask.h: COMPUTE_PGM_LO__DATA).
   const gpu_va program{(std::uint64_t{f.pgm_hi_data.get(sh(r.compute_pgm_hi))} << 32 | sh(r.compute_pgm_lo)) << 8};
   core_.gmmu.translate(program, 4, access_kind::read, client_);  // the CP fetches the code: it must be mapped
-  const registered_kernel* twin = nullptr;
-  if (auto by_va = core_.kernels.find(program.value); by_va != core_.kernels.end()) {
-    twin = &by_va->second;
-  } else if (!core_.kernels_by_code.empty()) {  // by the code bytes the SQC holds for the program
-    const std::uint64_t hash = core_.icache.code_hash(core_.gmmu, program, gpu::code_hash_bytes, gpu::hash_code);
-    if (auto by_code = core_.kernels_by_code.find(hash); by_code != core_.kernels_by_code.end())
-      twin = &by_code->second;
-  }
-  // A program with no host twin runs as machine code (drivers/emu/shader). tg's kernels have none;
-  // twins are registered only by tests (emu_device::load_program with a host function).
-  if (twin == nullptr) return interpret(program, groups);
-
-  std::array<std::uint32_t, 3> threads{};
-  for (std::uint32_t i = 0; i < 3; ++i) threads[i] = f.num_thread_full.get(sh(r.compute_num_thread_x + i));
-  std::array<std::uint32_t, 16> user_data{};
-  for (std::uint32_t i = 0; i < 16; ++i) user_data[i] = sh(r.compute_user_data_0 + i);
-  dispatch_context ctx(core_.gmmu, program, groups, threads, user_data,
-                       f.rsrc2_user_sgpr.get(sh(r.compute_pgm_rsrc2)), twin->abi);
-  ++core_.stats.dispatches;
-  if (groups[0] == 0 || groups[1] == 0 || groups[2] == 0) return {outcome::done, 4 * pm4::dispatch_direct_dwords};
-  const kernel_fn fn = twin->fn;
-  try {
-    fn(ctx);
-  } catch (const page_fault&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw queue_fault(fault_kind::kernel_error, str("the kernel at ", program, " threw: ", e.what()), program);
-  }
-  return {outcome::done, 4 * pm4::dispatch_direct_dwords};
+  return interpret(program, groups);
 }
 
 queue_engine::outcome pm4_engine::interpret(gpu_va program, std::array<std::uint32_t, 3> groups) {
@@ -250,7 +222,7 @@ queue_engine::outcome pm4_engine::interpret(gpu_va program, std::array<std::uint
     if (core_.dispatch_observer) core_.dispatch_observer(l, core_.last_dispatch);
   };
   try {
-    shader::run_dispatch(core_.gmmu, l, core_.last_dispatch, core_.icache);
+    shader::run_dispatch(core_.gmmu, l, core_.last_dispatch, core_.icache, core_.shader_threads);
   } catch (const shader::shader_fault& e) {
     report();
     throw queue_fault(fault_kind::shader_error, e.what(), e.pc);

@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   bool realtime = false;
   std::uint64_t emulated_vram_mib = 1024;
   app.add_option("--emulate", emulate,
-                 "use an emulated GPU instead of the machine's: gfx11 (RX 7900 XTX) or gfx12 (RX 9060)");
+                 "use an emulated GPU instead of the machine's: gfx11 / gfx1100 (RX 7900 XTX), gfx1101 (RX 7800 XT), "
+                 "gfx12 / gfx1200 (RX 9060) or gfx1201 (RX 9070 XT)");
   app.add_option("--via", via, "with --emulate: the emulated GPU sits on pci (a slot) or usb (an ASM2464 bridge)")
       ->check(CLI::IsMember({"pci", "usb"}));
   app.add_option("--emulated-vram", emulated_vram_mib, "with --emulate: VRAM in MiB")->check(CLI::Range(256, 16384));
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<tg::emu::emulated_machine> machine;
     if (!emulate.empty()) {
       tg::emu::emulated_machine_config mc{.gen = tg::emu::parse_emulated_gen(emulate),
+                                          .processor = tg::emu::parse_emulated_processor(emulate),
                                           .vram_bytes = emulated_vram_mib << 20,
                                           .bus = tg::emu::parse_emulated_bus(via)};
       if (realtime) mc.bridge.limits.time = tg::emu::usb::time_mode::real;

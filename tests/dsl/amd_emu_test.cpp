@@ -1,5 +1,5 @@
 // amd_emu_test.cpp: DSL plans compiled for gfx1100 and gfx1200 by tg's AMDGPU code generator
-// and run on the emulated GPU, which interprets the machine code (no host twin is registered),
+// and run on the emulated GPU, which interprets the machine code (the only way it runs a kernel),
 // against the same plans on the CPU: bit-exact for integers and movement, within a few ULP for
 // float arithmetic. Also: a code object for one generation is refused by the other's device.
 #include <tg/tg.hpp>

@@ -160,8 +160,21 @@ std::vector<std::byte> rlc(std::mt19937_64& rng, std::uint16_t minor) {
 }  // namespace
 
 firmware_ip_versions firmware_versions_for(memory::gfx_gen gen) {
-  if (gen == memory::gfx_gen::gfx12) return {"14_0_2", "14_0_2", "7_0_0", "12_0_0"};
-  return {"13_0_0", "13_0_0", "6_0_0", "11_0_0"};
+  return firmware_versions_for(gen == memory::gfx_gen::gfx12 ? "gfx1200" : "gfx1100");
+}
+
+// The names Linux asks for (amdgpu_ucode_ip_version_decode spells the IP versions): psp_v13_0.c
+// MODULE_FIRMWARE psp_13_0_0_sos.bin / psp_13_0_10_sos.bin, psp_v14_0.c psp_14_0_2_sos.bin /
+// psp_14_0_3_sos.bin, smu_v13_0.c smu_13_0_0.bin / smu_13_0_10.bin, smu_v14_0.c smu_14_0_2.bin /
+// smu_14_0_3.bin, sdma_v6_0.c sdma_6_0_0.bin / sdma_6_0_3.bin, sdma_v7_0.c sdma_7_0_0.bin /
+// sdma_7_0_1.bin, gfx_v11_0.c and imu_v11_0.c gc_11_0_{0,3}_*.bin, gfx_v12_0.c and imu_v12_0.c
+// gc_12_0_{0,1}_*.bin. Which versions each card has: drivers/emu/personality.cpp.
+firmware_ip_versions firmware_versions_for(std::string_view processor) {
+  if (processor == "gfx1100") return {"13_0_0", "13_0_0", "6_0_0", "11_0_0"};
+  if (processor == "gfx1101") return {"13_0_10", "13_0_10", "6_0_3", "11_0_3"};
+  if (processor == "gfx1200") return {"14_0_2", "14_0_2", "7_0_0", "12_0_0"};
+  if (processor == "gfx1201") return {"14_0_3", "14_0_3", "7_0_1", "12_0_1"};
+  throw usage_error(str("emu firmware: no emulated GPU is a ", processor, " (gfx1100, gfx1101, gfx1200, gfx1201)"));
 }
 
 std::vector<std::filesystem::path> write_firmware_images(const std::filesystem::path& dir,
@@ -193,6 +206,12 @@ std::vector<std::filesystem::path> write_firmware_images(const std::filesystem::
 std::vector<std::filesystem::path> write_firmware_images(const std::filesystem::path& dir, memory::gfx_gen gen,
                                                          std::uint64_t seed, firmware_options options) {
   return write_firmware_images(dir, firmware_versions_for(gen), gen == memory::gfx_gen::gfx12, seed, options);
+}
+
+std::vector<std::filesystem::path> write_firmware_images(const std::filesystem::path& dir, std::string_view processor,
+                                                         std::uint64_t seed, firmware_options options) {
+  const firmware_ip_versions v = firmware_versions_for(processor);
+  return write_firmware_images(dir, v, v.gc.rfind("12_", 0) == 0, seed, options);  // SDMA 7 files are v3.0
 }
 
 }  // namespace tg::emu

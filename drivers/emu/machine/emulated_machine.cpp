@@ -2,6 +2,7 @@
 #include "drivers/emu/machine/emulated_machine.hpp"
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "drivers/emu/firmware/emu_firmware.hpp"
@@ -25,14 +26,19 @@ std::filesystem::path make_temporary_folder() {
   return pattern;
 }
 
-std::uint16_t device_id_for(gfx_gen gen) { return gen == gfx_gen::gfx12 ? 0x7590 : 0x744C; }  // RX 9060 / RX 7900 XTX
-
 }  // namespace
 
 gfx_gen parse_emulated_gen(std::string_view text) {
-  if (text == "gfx11" || text == "gfx1100") return gfx_gen::gfx11;
-  if (text == "gfx12" || text == "gfx1200") return gfx_gen::gfx12;
-  throw usage_error(str("emulated GPU '", text, "': choose gfx11 (an RX 7900 XTX, gfx1100) or gfx12 (an RX 9060, gfx1200)"));
+  if (text == "gfx11") return gfx_gen::gfx11;
+  if (text == "gfx12") return gfx_gen::gfx12;
+  if (const std::optional<gfx_gen> g = emulated_processor_gen(text)) return *g;
+  throw usage_error(str("emulated GPU '", text, "': choose gfx11 or gfx1100 (an RX 7900 XTX), gfx1101 (an RX 7800 XT), "
+                        "gfx12 or gfx1200 (an RX 9060), or gfx1201 (an RX 9070 XT)"));
+}
+
+std::string parse_emulated_processor(std::string_view text) {
+  parse_emulated_gen(text);  // the error for a name that is neither
+  return text == "gfx11" || text == "gfx12" ? std::string() : std::string(text);
 }
 
 emulated_bus parse_emulated_bus(std::string_view text) {
@@ -44,17 +50,18 @@ emulated_bus parse_emulated_bus(std::string_view text) {
 emulated_machine::emulated_machine(const emulated_machine_config& config) : config_(config) {
   // Each machine has its own folder: its firmware (unless given) and the transports' lock files,
   // so that machines in concurrent tests (all their bridges are usb:1-2) do not lock each other out.
+  const personality& chip = personality_of(config.gen, config.processor);  // usage_error before any work
   own_dir_ = make_temporary_folder();
   firmware_dir_ = config.firmware_dir.empty() ? own_dir_ / "firmware" : config.firmware_dir;
   std::filesystem::create_directories(own_dir_ / "locks");
-  if (config.write_firmware) write_firmware_images(firmware_dir_, config.gen, /*seed=*/0x7467);
+  if (config.write_firmware) write_firmware_images(firmware_dir_, chip.target, /*seed=*/0x7467);
 
-  gpu_config gc{.gen = config.gen, .vram_bytes = config.vram_bytes};
+  gpu_config gc{.gen = config.gen, .processor = config.processor, .vram_bytes = config.vram_bytes};
   gc.mode1_reset_latency = config.mode1_reset_latency;
   pci_host_ = std::make_shared<emu_pci_host>();
   gpu* g = nullptr;
   if (config.bus == emulated_bus::pci) {
-    g = &pci_host_->add_gpu("0000:c3:00.0", gc, device_id_for(config.gen));
+    g = &pci_host_->add_gpu("0000:c3:00.0", gc, chip.pci_device_id);
     buses_.usb = std::make_shared<empty_usb>();
   } else {
     gpu_ = std::make_unique<gpu>(gc);

@@ -1,5 +1,5 @@
 // emulated_machine.hpp: a whole emulated setup to try tg's AMD driver without a card: one emulated
-// gfx11 or gfx12 GPU, either on an emulated PCI host (a fake sysfs) or behind an emulated ASM2464
+// gfx11 or gfx12 GPU (one of the cards of personality.hpp), either on an emulated PCI host (a fake sysfs) or behind an emulated ASM2464
 // USB bridge (a fake libusb), plus a firmware folder in the Linux formats for it to boot from.
 //
 // buses() is what transport::open_transport takes, so the code that opens a real card opens this
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "drivers/emu/gpu.hpp"
@@ -30,6 +31,7 @@ enum class emulated_bus { pci, usb };
 
 struct emulated_machine_config {
   gfx_gen gen = gfx_gen::gfx11;
+  std::string processor;  // the card (personality.hpp): "gfx1101"; empty: gen's first (gfx1100, gfx1200)
   std::uint64_t vram_bytes = 1ull << 30;
   emulated_bus bus = emulated_bus::pci;
   usb::bridge_config bridge{};          // the bridge's identity and limits (bus == usb)
@@ -40,8 +42,10 @@ struct emulated_machine_config {
   std::chrono::milliseconds mode1_reset_latency{700};
 };
 
-// "gfx11" / "gfx12" / "gfx1100" / "gfx1200" and "pci" / "usb", for command lines (usage_error otherwise).
+// "gfx11" / "gfx12" or a processor ("gfx1100", "gfx1101", "gfx1200", "gfx1201"), and "pci" / "usb",
+// for command lines (usage_error otherwise). parse_emulated_processor gives "" for a bare generation.
 gfx_gen parse_emulated_gen(std::string_view text);
+std::string parse_emulated_processor(std::string_view text);
 emulated_bus parse_emulated_bus(std::string_view text);
 
 class emulated_machine {

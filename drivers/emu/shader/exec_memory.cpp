@@ -377,6 +377,7 @@ void exec_vmem(exec_context& c, wave& w, const instruction& in) {
   }
   unsigned code = 0;
   if (in.fam != family::scratch && vmem_atomic(op, code)) {
+    const auto whole = c.memory.atomic_section();  // other threads' workgroups see each lane's update whole
     std::array<std::uint32_t, wave_lanes> old{};
     lanes([&](unsigned l) {
       const place p = where(l);

@@ -257,8 +257,16 @@ void exec_sopp(exec_context& c, wave& w, const instruction& in) {
       w.note_load_wait(0);
       return;
     case 0: case 3: case 5: case 7: case 8: case 53: case 60: return;
-    case 17: c.mode.round32 = in.simm16 & 3; c.mode.round16_64 = (in.simm16 >> 2) & 3; return;
-    case 18: c.mode.denorm32 = in.simm16 & 3; c.mode.denorm16_64 = (in.simm16 >> 2) & 3; return;
+    // MODE's round and denormal fields (AMDGPUUsage.rst "compute_pgm_rsrc1" gives their encoding):
+    // only round-to-nearest-even is computed, and f16/f64 denormals only kept (3, LLVM's default),
+    // so anything else ends the dispatch here rather than computing wrong values.
+    case 17:
+      if (in.simm16 & 0xF) fail_instruction(c, in, "round modes other than nearest-even are not modelled");
+      return;
+    case 18:
+      if (((in.simm16 >> 2) & 3) != 3) fail_instruction(c, in, "flushing f16/f64 denormals is not modelled");
+      c.mode.denorm32 = in.simm16 & 3;
+      return;
     case 31: fail_instruction(c, in, "executed s_code_end, the padding after the program (fell off its end?)");
     case 32: branch(w, in, true); return;
     case 33: branch(w, in, !w.scc); return;

@@ -12,6 +12,7 @@
 
 #include "drivers/emu/mmu.hpp"
 #include "drivers/emu/shader/interpreter.hpp"
+#include "drivers/emu/shader/thread_view.hpp"
 #include "drivers/emu/shader/wave.hpp"
 
 namespace tg::emu::shader {
@@ -42,6 +43,11 @@ class line_tracker {
       if (seen_.insert(line).second) ++k.global_lines;
     }
   }
+  // The lines of another thread's tracker added to these; how many lines there are then.
+  std::uint64_t absorb(const line_tracker& other) {
+    seen_.insert(other.seen_.begin(), other.seen_.end());
+    return seen_.size();
+  }
 
  private:
   std::unordered_set<std::uint64_t> seen_;
@@ -49,7 +55,7 @@ class line_tracker {
 };
 
 struct exec_context {
-  mmu& memory;
+  thread_view& memory;  // global memory, through this thread's view of the MMU
   const launch& l;
   dispatch_counters& counters;
   workgroup& group;

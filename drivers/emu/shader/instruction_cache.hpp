@@ -1,15 +1,15 @@
 // instruction_cache.hpp: the emulated SQC instruction cache, one per gpu, shared by everything that
-// fetches code: the interpreter's decoded instructions and the host twins' code hashes.
+// fetches code for the interpreter, and the instructions decoded from it.
 //
 // The SQC keeps the code it fetched until an invalidate; a CP ACQUIRE_MEM with GCR_CNTL.GLI_INV is
 // the one Linux emits at the start of every job (gfx_v11_0.c: gfx_v11_0_emit_mem_sync,
 // gfx_v12_0.c: gfx_v12_0_emit_mem_sync). So code the host rewrites at an address that ran before
 // keeps running its old bytes here until that invalidate, as on a card, and a driver that leaves it
-// out fails the emulator's tests (tests/drivers/emu/icache_test.cpp) before it fails on hardware.
+// out fails the emulator's tests (tests/drivers/emu/shader/icache_test.cpp) before it fails on hardware.
 //
 // The cache holds the code bytes fetched through the MMU in 64-byte lines (the SQC line size, AMD
 // "RDNA3 Instruction Set Architecture", chapter "Shader Concepts"), and what is derived from them
-// (decoded instructions by PC, host-twin code hashes by program address) lives exactly as long as
+// (decoded instructions by PC) lives exactly as long as
 // those lines. This is also what makes decoding once per code object safe: the decoded form cannot
 // outlive the bytes it came from, because the invalidate that drops the bytes drops it too.
 #pragma once
@@ -48,28 +48,16 @@ class instruction_cache {
     return decoded_.insert_or_assign(pc, d).first->second;
   }
 
-  // A host twin's key: `hash` of the first `bytes` code bytes at `program`, computed once per fill.
-  template <class Hash>
-  std::uint64_t code_hash(mmu& memory, gpu_va program, std::size_t bytes, Hash hash) {
-    if (auto it = hashes_.find(program.value); it != hashes_.end()) return it->second;
-    std::array<std::byte, 256> code{};
-    const std::size_t n = std::min(bytes, code.size());
-    read(memory, program, std::span(code).first(n));
-    return hashes_.emplace(program.value, hash(std::span<const std::byte>(code).first(n))).first->second;
-  }
-
   // GCR_CNTL.GLI_INV (and a mode-1 reset): every line and everything derived from them.
   void invalidate() {
     lines_.clear();
     decoded_.clear();
-    hashes_.clear();
   }
   std::size_t lines() const { return lines_.size(); }
 
  private:
   std::unordered_map<std::uint64_t, std::array<std::byte, line_bytes>> lines_;  // by line address
   std::unordered_map<std::uint64_t, cached_instruction> decoded_;               // by PC
-  std::unordered_map<std::uint64_t, std::uint64_t> hashes_;                     // by program address
 };
 
 }  // namespace tg::emu::shader

@@ -1,8 +1,14 @@
-// interpreter.cpp: the dispatch loop of interpreter.hpp: launch state, workgroups, barriers, the
-// fetch through the gpu's instruction cache (instruction_cache.hpp) and the per-dispatch counters.
+// interpreter.cpp: the dispatch loop of interpreter.hpp: launch state, workgroups spread over the
+// host threads, barriers, the fetch through the gpu's instruction cache (instruction_cache.hpp, seen
+// through each thread's thread_view.hpp) and the per-dispatch counters.
 #include "drivers/emu/shader/interpreter.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <thread>
+#include <vector>
 
 #include <tg/core/error.hpp>
 
@@ -60,9 +66,21 @@ void count(dispatch_counters& k, const instruction& in) {
   }
 }
 
+// A thread of the dispatch: its view of memory and code, and what its workgroups did.
+struct dispatch_thread {
+  explicit dispatch_thread(dispatch_shared& s) : view(s) {}
+  thread_view view;
+  dispatch_counters counters;
+  line_tracker lines;
+};
+
+// Thrown into a thread's workgroup when another thread's faulted: the dispatch ends with that fault.
+struct dispatch_stopped {};
+
 class dispatcher {
  public:
-  dispatcher(mmu& m, const launch& l, dispatch_counters& k, instruction_cache& ic) : m_(m), l_(l), k_(k), icache_(ic) {}
+  dispatcher(mmu& m, const launch& l, dispatch_counters& k, instruction_cache& ic, worker_threads& threads)
+      : shared_{m, ic}, l_(l), k_(k), threads_(threads) {}
 
   void run() {
     const std::uint32_t rsrc1 = l_.rsrc1, rsrc2 = l_.rsrc2;
@@ -80,6 +98,9 @@ class dispatcher {
     mode_.round16_64 = field(rsrc1, 14, 2);
     if (mode_.round32 != 0 || mode_.round16_64 != 0)
       fault(l_.program, "COMPUTE_PGM_RSRC1.FLOAT_ROUND_MODE other than round-to-nearest-even is not modelled");
+    // f16 and f64 arithmetic keeps denormals (LLVM's default for kernels); flushing them is not modelled.
+    if (mode_.denorm16_64 != 3)
+      fault(l_.program, "COMPUTE_PGM_RSRC1.FLOAT_DENORM_MODE_16_64 other than 3 (keep denormals) is not modelled");
     user_sgprs_ = field(rsrc2, 1, 5);
     tgid_enable_ = field(rsrc2, 7, 3);
     tidig_ = field(rsrc2, 11, 2);
@@ -94,10 +115,7 @@ class dispatcher {
     const std::uint32_t tmpring = l_.tmpring_size;
     scratch_waves_ = std::max(1u, field(tmpring, 0, 12));
     scratch_lane_bytes_ = field(tmpring, 12, l_.gen == isa_gen::gfx11 ? 15 : 18) * 4;
-
-    for (std::uint32_t z = 0; z < l_.workgroups[2]; ++z)
-      for (std::uint32_t y = 0; y < l_.workgroups[1]; ++y)
-        for (std::uint32_t x = 0; x < l_.workgroups[0]; ++x) run_group({x, y, z});
+    run_groups();
   }
 
  private:
@@ -105,7 +123,50 @@ class dispatcher {
     throw shader_fault(str("shader: ", why, " (", l_.target, " kernel at ", l_.program, ", PC ", pc, ")"), pc);
   }
 
-  void init_wave(workgroup& g, wave& w, unsigned index) {
+  // The grid's workgroups, x fastest, taken in turn by the threads. Each thread's waves use scratch
+  // slots of their own (init_wave), so with scratch there are no more threads than TMPRING's WAVES
+  // holds workgroups. A fault on one thread stops the others; the first one is the dispatch's.
+  void run_groups() {
+    const auto& n = l_.workgroups;
+    const std::uint64_t groups = std::uint64_t(n[0]) * n[1] * n[2];
+    std::uint64_t count = std::min<std::uint64_t>(threads_.count(), groups);
+    if (scratch_lane_bytes_ > 0) count = std::max(1u, std::min<unsigned>(count, scratch_waves_ / waves_per_group_));
+    std::vector<dispatch_thread> per_thread;
+    per_thread.reserve(count);
+    for (std::uint64_t i = 0; i < count; ++i) per_thread.emplace_back(shared_);
+    std::atomic<std::uint64_t> next{0};
+    auto work = [&](int t) {
+      try {
+        for (std::uint64_t g; !stopped_.load(std::memory_order_relaxed) && (g = next.fetch_add(1)) < groups;)
+          run_group(per_thread[t], {std::uint32_t(g % n[0]), std::uint32_t(g / n[0] % n[1]), std::uint32_t(g / n[0] / n[1])},
+                    unsigned(t));
+      } catch (const dispatch_stopped&) {
+      } catch (...) {
+        stopped_.store(true);
+        throw;
+      }
+    };
+    std::exception_ptr error;
+    try {
+      if (count > 1) threads_.pool().parallel_for(int(count), work);
+      else work(0);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    line_tracker lines;
+    for (const dispatch_thread& t : per_thread) {  // the counters are filled whether or not it faulted
+      const dispatch_counters& c = t.counters;
+      k_.instructions += c.instructions, k_.salu += c.salu, k_.valu += c.valu, k_.smem += c.smem, k_.vmem += c.vmem;
+      k_.lds += c.lds, k_.branch += c.branch, k_.other += c.other;
+      k_.global_bytes_read += c.global_bytes_read, k_.global_bytes_written += c.global_bytes_written;
+      k_.waves += c.waves, k_.workgroups += c.workgroups, k_.memory_waits += c.memory_waits;
+      k_.max_wave_memory_waits = std::max(k_.max_wave_memory_waits, c.max_wave_memory_waits);
+      k_.global_lines = lines.absorb(t.lines);
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
+  void init_wave(workgroup& g, wave& w, unsigned index, unsigned thread) {
     w.index = index;
     w.pc = l_.program.value;
     for (unsigned i = 0; i < user_sgprs_ && i < 16; ++i) w.sgpr[i] = l_.user_data[i];
@@ -127,29 +188,30 @@ class dispatcher {
       w.v(0, lane) = tx | (tidig_ >= 1 ? ty << 10 : 0) | (tidig_ >= 2 ? tz << 20 : 0);
     }
     w.sgpr[src::exec_lo] = exec;
-    const std::uint64_t slot = (k_.waves) % scratch_waves_;
+    // The waves in flight at once, those of one workgroup per thread, each have a slot of their own.
+    const std::uint64_t slot = (std::uint64_t(thread) * waves_per_group_ + index) % scratch_waves_;
     w.scratch_lane_bytes = scratch_lane_bytes_;
     w.scratch_base = l_.scratch_base.value + slot * wave_lanes * scratch_lane_bytes_;
   }
 
   // Decoded once per address while the SQC holds its line (instruction_cache.hpp); the VGPR check
   // runs on every fetch, since each dispatch's COMPUTE_PGM_RSRC1 may allocate differently.
-  const instruction& fetch(std::uint64_t pc) {
-    const cached_instruction* d = icache_.find(pc);
-    if (d == nullptr) d = &icache_.remember(pc, decode_at(pc));
+  const instruction& fetch(thread_view& view, std::uint64_t pc) {
+    const cached_instruction& d =
+        view.fetch(pc, [this](mmu& m, instruction_cache& ic, std::uint64_t at) { return decode_at(m, ic, at); });
     // A VGPR beyond what COMPUTE_PGM_RSRC1 allocates belongs to another wave on hardware: a code
     // generator bug this catches before a card does.
-    if (d->highest_vgpr >= int(k_.vgprs))
-      fault(gpu_va{pc}, str(mnemonic(l_.gen, d->in), " (", raw_words(d->in), ") names v", d->highest_vgpr,
+    if (d.highest_vgpr >= int(k_.vgprs))
+      fault(gpu_va{pc}, str(mnemonic(l_.gen, d.in), " (", raw_words(d.in), ") names v", d.highest_vgpr,
                             " but COMPUTE_PGM_RSRC1 allocates ", k_.vgprs, " VGPRs"));
-    return d->in;
+    return d.in;
   }
 
-  cached_instruction decode_at(std::uint64_t pc) {
+  cached_instruction decode_at(mmu& m, instruction_cache& icache, std::uint64_t pc) {
     if (pc & 3) fault(gpu_va{pc}, "a PC that is not dword aligned");
     std::array<std::uint32_t, 4> words{};
     // 12 bytes: the longest encoding this interpreter decodes (LLVM pads code with s_code_end).
-    icache_.read(m_, gpu_va{pc}, std::as_writable_bytes(std::span(words.data(), 3)));
+    icache.read(m, gpu_va{pc}, std::as_writable_bytes(std::span(words.data(), 3)));
     cached_instruction d;
     try {
       d.in = decode(l_.gen, words);
@@ -160,17 +222,17 @@ class dispatcher {
     return d;
   }
 
-  void run_group(std::array<std::uint32_t, 3> id) {
+  void run_group(dispatch_thread& t, std::array<std::uint32_t, 3> id, unsigned thread) {
     workgroup g;
     g.id = id;
     g.lds.assign(lds_bytes_, 0);
     g.waves.resize(waves_per_group_);
     for (unsigned i = 0; i < waves_per_group_; ++i) {
-      init_wave(g, g.waves[i], i);
-      ++k_.waves;
+      init_wave(g, g.waves[i], i, thread);
+      ++t.counters.waves;
     }
-    ++k_.workgroups;
-    exec_context c{m_, l_, k_, g, mode_, l_.program, lines_};
+    ++t.counters.workgroups;
+    exec_context c{t.view, l_, t.counters, g, mode_, l_.program, t.lines};
     bool progress = true;
     while (progress) {
       progress = false;
@@ -189,20 +251,21 @@ class dispatcher {
       }
     }
     for (const wave& w : g.waves) {
-      k_.memory_waits += w.memory_waits;
-      k_.max_wave_memory_waits = std::max(k_.max_wave_memory_waits, w.memory_waits);
+      t.counters.memory_waits += w.memory_waits;
+      t.counters.max_wave_memory_waits = std::max(t.counters.max_wave_memory_waits, w.memory_waits);
     }
   }
 
   // Runs `w` until it ends or blocks at a barrier.
   void run_wave(exec_context& c, wave& w) {
     while (!w.ended && !w.at_barrier) {
-      const instruction& in = fetch(w.pc);
+      if (stopped_.load(std::memory_order_relaxed)) throw dispatch_stopped{};
+      const instruction& in = fetch(c.memory, w.pc);
       c.pc = gpu_va{w.pc};
       w.pc += 4u * in.dwords;
       if (++w.instructions > max_wave_instructions)
         fault(c.pc, str("wave ", w.index, " ran ", max_wave_instructions, " instructions (an endless loop?)"));
-      count(k_, in);
+      count(c.counters, in);
       switch (in.fam) {
         case family::sop1: case family::sop2: case family::sopc: case family::sopk: case family::sopp:
           exec_scalar(c, w, in);
@@ -227,12 +290,12 @@ class dispatcher {
     }
   }
 
-  mmu& m_;
+  dispatch_shared shared_;
   const launch& l_;
   dispatch_counters& k_;
-  instruction_cache& icache_;
+  worker_threads& threads_;
+  std::atomic<bool> stopped_{false};
   float_mode mode_;
-  line_tracker lines_;
   unsigned user_sgprs_ = 0, tgid_enable_ = 0, tidig_ = 0, waves_per_group_ = 1;
   std::uint32_t lds_bytes_ = 0, scratch_waves_ = 1, scratch_lane_bytes_ = 0;
 };
@@ -266,8 +329,19 @@ void fail_instruction(const exec_context& c, const instruction& in, const std::s
                      c.pc);
 }
 
-void run_dispatch(mmu& memory, const launch& l, dispatch_counters& counters, instruction_cache& icache) {
-  dispatcher(memory, l, counters, icache).run();
+unsigned worker_threads::default_count() {
+  if (const char* v = std::getenv("TG_THREADS")) return unsigned(std::max(1, std::atoi(v)));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+threads::thread_pool& worker_threads::pool() {
+  if (!pool_) pool_ = std::make_unique<threads::thread_pool>(int(count_));
+  return *pool_;
+}
+
+void run_dispatch(mmu& memory, const launch& l, dispatch_counters& counters, instruction_cache& icache,
+                  worker_threads& threads) {
+  dispatcher(memory, l, counters, icache, threads).run();
 }
 
 }  // namespace tg::emu::shader

@@ -1,8 +1,9 @@
 // interpreter.hpp: runs a DISPATCH_DIRECT by executing the program's RDNA3 / RDNA4 machine code.
 //
 // The CP state a dispatch reads (COMPUTE_PGM_LO/HI, RSRC1/2/3, USER_DATA_0..15, NUM_THREAD_X/Y/Z,
-// TMPRING_SIZE, DISPATCH_SCRATCH_BASE) becomes a `launch`; every workgroup then runs its waves round
-// robin on this thread, each until it ends or waits at a barrier, sharing its LDS. Initial wave state
+// TMPRING_SIZE, DISPATCH_SCRATCH_BASE) becomes a `launch`; the workgroups are spread over the host
+// threads of `worker_threads` (the calling one among them), and each runs its waves round robin on
+// its thread, each until it ends or waits at a barrier, sharing its LDS. Initial wave state
 // follows llvm/docs/AMDGPUUsage.rst, "Initial Kernel Execution State": s[0..USER_SGPR_COUNT) from
 // COMPUTE_USER_DATA_n, then the enabled workgroup ids X, Y, Z at s[USER_SGPR_COUNT..] (so LLVM's
 // gfx1100 / gfx1102 padding of USER_SGPR_COUNT, and gfx1101's lack of it, both land where the code
@@ -18,12 +19,14 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "drivers/emu/mmu.hpp"
 #include "drivers/emu/shader/decoder.hpp"
 #include "drivers/emu/shader/instruction_cache.hpp"
+#include "runtime/threads/thread_pool.hpp"
 
 namespace tg::emu::shader {
 
@@ -64,8 +67,26 @@ struct shader_fault : std::runtime_error {
   gpu_va pc;
 };
 
+// The host threads a gpu runs workgroups on: `count` (0: $TG_THREADS, else one per hardware thread,
+// as the CPU device), the thread that dispatches included; the pool starts with the first dispatch
+// of several workgroups.
+class worker_threads {
+ public:
+  explicit worker_threads(unsigned count = 0) : count_(count ? count : default_count()) {}
+  unsigned count() const { return count_; }
+  threads::thread_pool& pool();
+
+ private:
+  static unsigned default_count();
+  unsigned count_;
+  std::unique_ptr<threads::thread_pool> pool_;
+};
+
 // Runs the whole grid, fetching code through `icache`. Throws page_fault (from the MMU) or
-// shader_fault; counters are filled either way.
-void run_dispatch(mmu& memory, const launch& l, dispatch_counters& counters, instruction_cache& icache);
+// shader_fault; counters are filled either way. With several threads, the first fault ends the
+// dispatch and workgroups other threads were running stop where they are, as the waves of a
+// card's other CUs do when its queue halts.
+void run_dispatch(mmu& memory, const launch& l, dispatch_counters& counters, instruction_cache& icache,
+                  worker_threads& threads);
 
 }  // namespace tg::emu::shader

@@ -22,7 +22,7 @@ constexpr std::uint8_t ltssm_detect = 0x01;   // powered, not trained: any value
 pci_function_config function_of(gpu& g, const bridge_config& config) {
   if (config.gpu_function) return *config.gpu_function;
   pci_function_config f;
-  f.device_id = g.gen() == gfx_gen::gfx12 ? 0x7590 : 0x744C;  // RX 9060 / RX 7900 XTX
+  f.device_id = g.chip().pci_device_id;  // the card's (personality.cpp)
   f.vram_bytes = g.vram().size_bytes();
   // Before ReBAR a card shows a 256 MiB BAR0, or less on a small emulated card.
   f.bar0_initial_bytes = std::min<std::uint64_t>(256ull << 20, std::bit_floor(f.vram_bytes));

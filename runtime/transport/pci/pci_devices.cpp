@@ -14,6 +14,7 @@ namespace {
 // Linux/PCI id knowledge).
 constexpr known_gpu gpu_table[] = {
     {0x744C, "gfx1100", "Navi31 RX 7900 XT/XTX"},
+    {0x747E, "gfx1101", "Navi32 RX 7800 XT / 7700 XT"},  // not in the reference's list; the PCI ID Repository (pci.ids)
     {0x7480, "gfx1102", "Navi33 RX 7600"},
     {0x7550, "gfx1201", "Navi48 RX 9070 XT"},
     {0x7551, "gfx1201", "Navi48 RX 9070"},

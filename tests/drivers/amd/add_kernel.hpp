@@ -1,6 +1,5 @@
 // add_kernel.hpp: kernels/<name>.ll built at test time with llc-19 and ld.lld-19 (TG_LLC, TG_LLD and
-// TG_AMD_KERNELS name them) into a code object, and the host twin of kernels/add.ll's `add` for the
-// AMD:EMU backend (drivers/emu/emu_device), which runs host twins until tg emits AMDGPU code.
+// TG_AMD_KERNELS name them) into a code object, which the emulated GPU runs as machine code.
 // Include after <doctest/doctest.h>.
 #pragma once
 #include <cstdint>
@@ -14,7 +13,6 @@
 
 #include <unistd.h>
 
-#include "drivers/emu/dispatch.hpp"
 
 namespace tg::test {
 
@@ -48,12 +46,5 @@ inline std::vector<std::byte> build_kernel(const std::string& name, const std::s
 }
 
 inline std::vector<std::byte> build_add(const std::string& mcpu) { return build_kernel("add", mcpu); }
-
-// The host twin of kernels/add.ll's `add`: out[i] = a[i] + b[i] for every thread of the grid.
-inline void add_twin(emu::dispatch_context& ctx) {
-  const auto out = ctx.kernarg<emu::gpu_va>(0), a = ctx.kernarg<emu::gpu_va>(8), b = ctx.kernarg<emu::gpu_va>(16);
-  const std::uint64_t threads = std::uint64_t(ctx.workgroups()[0]) * ctx.workgroup_size()[0];
-  for (std::uint64_t i = 0; i < threads; ++i) ctx.store(out + 4 * i, ctx.load<float>(a + 4 * i) + ctx.load<float>(b + 4 * i));
-}
 
 }  // namespace tg::test

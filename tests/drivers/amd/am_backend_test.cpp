@@ -1,7 +1,7 @@
 // am_backend_test.cpp: the runtime devices "AMD" and "AMD:EMU" on the AM driver, opened by name
 // through tg::device: 1 MiB copies bit-exact on the emulated PCI host and behind the emulated USB
-// bridge, a code object (kernels/add.ll, built with llc-19 / ld.lld-19 at test time) run as its
-// host twin, a tg plan compiled by the AMD code generator and interpreted, its errors for what it
+// bridge, a code object (kernels/add.ll, built with llc-19 / ld.lld-19 at test time) run as
+// machine code, a tg plan compiled by the AMD code generator and interpreted, its errors for what it
 // cannot compile or launch, and "AMD" on a machine without an AMD GPU. Exits 77 (skipped) when the LLVM tools are missing and everything else passed.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -50,7 +50,7 @@ TEST_CASE("AMD:EMU and AMD:EMU:gfx12:usb copy 1 MiB in and out bit-exact through
   }
 }
 
-TEST_CASE("a code object runs on AMD:EMU as its host twin, ordered between the copies") {
+TEST_CASE("a code object runs on AMD:EMU as interpreted machine code, ordered between the copies") {
   for (const char* name : emulated) {
     CAPTURE(std::string(name));
     tg::device dev(name);
@@ -69,8 +69,7 @@ TEST_CASE("a code object runs on AMD:EMU as its host twin, ordered between the c
     da.copy_in(a.data(), 4 * count);
     db.copy_in(b.data(), 4 * count);
     const tg::amd::kernarg args[] = {tg::amd::kernarg_pointer, tg::amd::kernarg_pointer, tg::amd::kernarg_pointer};
-    auto add = emu.load_program(co, "add", args, {.workgroups = {groups, 1, 1}, .workgroup_size = {group_size, 1, 1}},
-                                tg::test::add_twin);
+    auto add = emu.load_program(co, "add", args, {.workgroups = {groups, 1, 1}, .workgroup_size = {group_size, 1, 1}});
     void* const buffers[] = {dout.data(), da.data(), db.data()};
     add->launch(buffers, {});
     // The second launch reads what the first wrote: out = out + b.
@@ -79,6 +78,7 @@ TEST_CASE("a code object runs on AMD:EMU as its host twin, ordered between the c
     dout.copy_out(sum.data(), 4 * count);  // waits for both kernels
     for (std::uint32_t i = 0; i < count; ++i) REQUIRE(sum[i] == (a[i] + b[i]) + b[i]);
     CHECK(emu.emulated_gpu().stats().dispatches == 2);
+    CHECK(emu.emulated_gpu().last_dispatch().waves == count / 32);  // wave32: the code really ran
     // Each job opens with the full acquire of gfx_v11_0_emit_mem_sync / gfx_v12_0_emit_mem_sync:
     // the instruction cache invalidated before code copied in at a reused address can run.
     CHECK(emu.emulated_gpu().stats().icache_invalidates == 2);

@@ -33,11 +33,6 @@ inline amd::am_options options_for(const emu::emulated_machine& m) {
   return o;
 }
 
-// The LLVM processor the tests compile for: the first of each generation the emulator models.
-inline std::string mcpu_of(queue::pm4::gfx_version gfx) {
-  return gfx == queue::pm4::gfx_version::gfx11 ? "gfx1100" : "gfx1200";
-}
-
 // build_kernel, once per process for each file and target.
 inline const std::vector<std::byte>& built_kernel(const std::string& file, const std::string& mcpu) {
   static std::map<std::string, std::vector<std::byte>> built;
@@ -56,7 +51,7 @@ struct am_kernel {
 // kernels/<file>.ll's `kernel` in fresh VRAM with the scratch it asks for; nullopt (with a doctest
 // message) when LLVM's tools are missing.
 inline std::optional<am_kernel> load_kernel(amd::am_device& dev, const std::string& file, const std::string& kernel) {
-  const std::vector<std::byte>& elf = built_kernel(file, mcpu_of(dev.gfx()));
+  const std::vector<std::byte>& elf = built_kernel(file, dev.info().gfx_target);  // the card's own processor
   if (elf.empty()) {
     MESSAGE("llc-19 / ld.lld-19 (TG_LLC, TG_LLD) or TG_AMD_KERNELS missing: the dispatch is not checked");
     return std::nullopt;

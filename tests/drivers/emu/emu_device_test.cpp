@@ -1,7 +1,7 @@
 // emu_device_test.cpp: the "AMD:EMU" backend (the emulated GPU on the AM driver) through
 // tg::device: registration and its arguments, copies (BAR0 on the emulated PCI host, the USB
 // window and SDMA in bounded chunks behind the emulated bridge), and a kernel built from LLVM IR at
-// test time (llc-19, ld.lld-19), loaded with drivers/amd/code_object and run as its host twin.
+// test time (llc-19, ld.lld-19), loaded with drivers/amd/code_object and interpreted.
 // Exits 77 (skipped) when the LLVM tools are missing and everything else passed (TG_LLC, TG_LLD
 // and TG_AMD_KERNELS name them).
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -17,7 +17,6 @@
 #include <tg/device.hpp>
 
 using namespace tg::emu;
-using tg::test::add_twin;
 using tg::test::build_add;
 
 namespace {
@@ -31,7 +30,7 @@ TEST_CASE("AMD:EMU is registered on the AM driver and refuses other arguments") 
   REQUIRE(emu != nullptr);
   CHECK(emu->device().info().gfx_target == "gfx1100");
   CHECK(emu->device().info().kind == tg::transport::transport_kind::pci);
-  CHECK_THROWS_WITH_AS(tg::device("AMD:EMU:gfx13"), doctest::Contains("'gfx13' is not a generation or bus"),
+  CHECK_THROWS_WITH_AS(tg::device("AMD:EMU:gfx13"), doctest::Contains("'gfx13' is not a generation, processor or bus"),
                        tg::usage_error);
   CHECK_THROWS_AS(tg::device("AMD:EMU:gfx11:gfx12"), tg::usage_error);
   // The AMD code generator is on: an AST it cannot compile (here: one with no store) is a usage error.
@@ -66,7 +65,7 @@ TEST_CASE("copies in and out are bit-exact; behind the USB bridge they go throug
   }
 }
 
-TEST_CASE("a code object built from LLVM IR runs as its host twin: add is bit-exact") {
+TEST_CASE("a code object built from LLVM IR runs as machine code: add is bit-exact") {
   for (auto [name, mcpu] : {std::pair{"AMD:EMU:gfx11", "gfx1100"}, std::pair{"AMD:EMU:gfx12", "gfx1200"},
                             std::pair{"AMD:EMU:gfx12:usb", "gfx1200"}}) {
     CAPTURE(mcpu);
@@ -91,7 +90,7 @@ TEST_CASE("a code object built from LLVM IR runs as its host twin: add is bit-ex
 
     const tg::amd::kernarg args[] = {tg::amd::kernarg_pointer, tg::amd::kernarg_pointer, tg::amd::kernarg_pointer};
     std::shared_ptr<tg::program> add =
-        emu.load_program(co, "add", args, {.workgroups = {groups, 1, 1}, .workgroup_size = {group_size, 1, 1}}, add_twin);
+        emu.load_program(co, "add", args, {.workgroups = {groups, 1, 1}, .workgroup_size = {group_size, 1, 1}});
     void* const buffers[] = {dout.data(), da.data(), db.data()};
     add->launch(buffers, {});
     dout.copy_out(out.data(), 4 * n);
@@ -101,6 +100,8 @@ TEST_CASE("a code object built from LLVM IR runs as its host twin: add is bit-ex
     for (std::uint32_t i = 0; i < n; ++i) want[i] = a[i] + b[i];
     CHECK(std::memcmp(out.data(), want.data(), 4 * n) == 0);
     CHECK(emu.emulated_gpu().stats().dispatches == 1);
+    CHECK(emu.emulated_gpu().last_dispatch().waves == n / 32);  // interpreted, wave32
+    CHECK(emu.emulated_gpu().last_dispatch().global_bytes_written == 4 * n);
     CHECK(emu.emulated_gpu().faults().empty());
   }
 }

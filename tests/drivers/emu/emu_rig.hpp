@@ -79,8 +79,9 @@ struct buffer {
 
 class emu_rig {
  public:
-  explicit emu_rig(gfx_gen gen, std::uint64_t vram_bytes = 128 * MiB)
-      : g({.gen = gen, .vram_bytes = vram_bytes}), tables(gpu_pa{0}, tables_bytes),
+  // shader_threads: the host threads that interpret dispatches (gpu_config; 0: the default).
+  explicit emu_rig(gfx_gen gen, std::uint64_t vram_bytes = 128 * MiB, unsigned shader_threads = 0)
+      : g({.gen = gen, .vram_bytes = vram_bytes, .shader_threads = shader_threads}), tables(gpu_pa{0}, tables_bytes),
         data(gpu_pa{tables_bytes}, vram_bytes - tables_bytes), vas(va_base, va_size), flush(g),
         pt(gen, va_base, va_size, tables, g.vram(), flush) {
     program_vm();

@@ -1,8 +1,8 @@
 // pm4_test.cpp: the compute queue of the emulated GPU, fed with runtime/queue's PM4 encoders
 // through a ring in emulated VRAM that the driver's page tables map. Its dispatches run code
 // objects built from tests/drivers/amd/kernels at test time (add_kernel.hpp: llc-19 + ld.lld-19)
-// as machine code; without LLVM's tools those cases say so and check nothing more. The host-twin
-// API that AMD:EMU still uses (dispatch.hpp) keeps its own cases.
+// as machine code; without LLVM's tools those cases say so and check nothing more. The emulator has
+// no way to run a host function in a kernel's place: every dispatch is interpreted.
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -32,9 +32,11 @@ void emit_signal(cmd_buffer& cb, gpu_va at, std::uint32_t value) {
   pm4::emit_release_mem(cb, r);  // the reference's signal (tinygrad's AMDComputeQueue.signal)
 }
 
-// A kernel with only the kernarg pointer as user SGPRs (AMDGPUUsage.rst, Initial Kernel Execution State) at `code`.
+// A kernel with only the kernarg pointer as user SGPRs (AMDGPUUsage.rst, Initial Kernel Execution State) at `code`,
+// and LLVM's FLOAT_MODE for kernels: round to nearest even, denormals kept (0xF0).
 pm4::kernel_summary kernel_at(const tg::queue::reg_table& gc, gpu_va code) {
-  return {code, 0, 32, 0, gc.encode("regCOMPUTE_PGM_RSRC2", {{"USER_SGPR", 2}}), 0,
+  return {code, 0, 32, gc.encode("regCOMPUTE_PGM_RSRC1", {{"FLOAT_MODE", 0xF0}}),
+          gc.encode("regCOMPUTE_PGM_RSRC2", {{"USER_SGPR", 2}}), 0,
           std::uint16_t(pm4::kcp_kernarg_segment_ptr | pm4::kcp_wavefront_size32)};
 }
 
@@ -301,42 +303,7 @@ TEST_CASE("a PM4 header of type 0 or 1 is a bad packet; type 2 is a one-dword fi
   CHECK(faults[0].message.find("PM4 type-1 header") != std::string::npos);
 }
 
-TEST_CASE_TEMPLATE("a kernel registered by its code bytes runs wherever they are loaded, and only for them", G, gfx11, gfx12) {
-  emu_rig rig(G::gen);
-  pm4_ring q(rig, 4 * KiB);
-  buffer code = rig.alloc(4 * KiB), other = rig.alloc(4 * KiB), kargs = rig.alloc(4 * KiB);
-  buffer scratch = rig.alloc(4 * KiB), counter = rig.alloc(4 * KiB), sig = rig.alloc(4 * KiB);
-  std::vector<std::byte> bytes(gpu::code_hash_bytes);
-  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::byte(i * 7 + 1);  // stands in for ISA
-  rig.g.vram().write(code.pa, bytes);
-  rig.store64(kargs, 0, counter.va.value);
-  rig.g.register_kernel_code(bytes, [](dispatch_context& ctx) {
-    const auto p = ctx.kernarg<gpu_va>(0);
-    ctx.store(p, ctx.load<std::uint32_t>(p) + 1);
-  });
-  cmd_buffer cb;
-  pm4::emit_dispatch(cb, kernel_at(*rig.g.chip().gc_table, code.va), args_for(G::gen, 1, kargs.va, scratch.va));
-  emit_signal(cb, sig.va, 1);
-  q.submit(cb);
-  rig.g.step_until_idle();
-  CHECK(rig.load32(counter, 0) == 1);
-  CHECK(rig.g.faults().empty());
-
-  // different bytes at another address: not the registered kernel, so interpreted (drivers/emu/shader);
-  // zero dwords are VOP2 opcode 0, which neither gfx11 nor gfx12 defines
-  rig.g.vram().write(other.pa, std::vector<std::byte>(64));
-  cmd_buffer wrong;
-  pm4::emit_dispatch(wrong, kernel_at(*rig.g.chip().gc_table, other.va), args_for(G::gen, 1, kargs.va, scratch.va));
-  q.submit(wrong);
-  rig.g.step_until_idle();
-  auto faults = rig.g.faults();
-  REQUIRE(faults.size() == 1);
-  CHECK(faults[0].kind == fault_kind::shader_error);
-  CHECK(faults[0].address == other.va);
-  CHECK(rig.load32(counter, 0) == 1);
-}
-
-TEST_CASE_TEMPLATE("a program with no host twin is interpreted; code it cannot run is a fault naming the PC", G, gfx11, gfx12) {
+TEST_CASE_TEMPLATE("every program is interpreted; code it cannot run is a fault naming the PC", G, gfx11, gfx12) {
   emu_rig rig(G::gen);
   pm4_ring q(rig, 4 * KiB);
   buffer code = rig.alloc(4 * KiB), kargs = rig.alloc(4 * KiB), scratch = rig.alloc(4 * KiB), sig = rig.alloc(4 * KiB);
@@ -390,25 +357,3 @@ TEST_CASE_TEMPLATE("a kernel that touches unmapped memory faults and halts its q
   CHECK(rig.load32(sig, 0) == 0);
 }
 
-TEST_CASE("a kernel that calls back into the gpu gets a usage error, reported as a kernel error") {
-  emu_rig rig(gfx_gen::gfx11);
-  pm4_ring q(rig, 4 * KiB);
-  buffer code = rig.alloc(4 * KiB), kargs = rig.alloc(4 * KiB), scratch = rig.alloc(4 * KiB);
-  gpu& g = rig.g;
-  g.register_kernel(code.va, [&g](dispatch_context&) { (void)g.read_register(0); });
-  cmd_buffer cb;
-  pm4::emit_dispatch(cb, kernel_at(*g.chip().gc_table, code.va), args_for(gfx_gen::gfx11, 1, kargs.va, scratch.va));
-  q.submit(cb);
-  g.step_until_idle();
-  const auto faults = g.faults();
-  REQUIRE(faults.size() == 1);
-  CHECK(faults[0].kind == fault_kind::kernel_error);
-  CHECK(faults[0].message.find("called back into the gpu") != std::string::npos);
-}
-
-TEST_CASE("register_kernel refuses a program address COMPUTE_PGM_LO cannot hold") {
-  gpu g({.vram_bytes = 16 * MiB});
-  CHECK_THROWS_WITH_AS(g.register_kernel(gpu_va{0x1000'0080}, [](dispatch_context&) {}),
-                       "emu: kernel at 0x10000080 is not 256-byte aligned; COMPUTE_PGM_LO holds the address >> 8",
-                       tg::usage_error);
-}

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "drivers/cpu/thread_pool.hpp"
+#include "runtime/threads/thread_pool.hpp"
 #include <tg/device.hpp>
 
 namespace {
@@ -110,7 +110,7 @@ TEST_CASE("a prepared launch checks its buffer count") {
 TEST_CASE("the CPU thread pool runs every index of every job exactly once") {
   for (int threads : {1, 2, 3}) {
     CAPTURE(threads);
-    tg::cpu::thread_pool pool(threads);
+    tg::threads::thread_pool pool(threads);
     CHECK(pool.size() == threads);
     for (int n : {0, 1, 2, 7, 64, 1000}) {
       std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
@@ -134,7 +134,7 @@ TEST_CASE("the CPU thread pool runs every index of every job exactly once") {
 }
 
 TEST_CASE("the CPU thread pool rethrows the first exception and keeps working") {
-  tg::cpu::thread_pool pool(2);
+  tg::threads::thread_pool pool(2);
   CHECK_THROWS_WITH_AS(pool.parallel_for(16, [](int i) { if (i == 5) throw std::runtime_error("index 5"); }), "index 5",
                        std::runtime_error);
   std::atomic<int> count{0};
@@ -143,7 +143,7 @@ TEST_CASE("the CPU thread pool rethrows the first exception and keeps working") 
 }
 
 TEST_CASE("the CPU thread pool takes jobs from several threads in turn") {
-  tg::cpu::thread_pool pool(2);
+  tg::threads::thread_pool pool(2);
   std::atomic<long> sum{0};
   auto caller = [&] {
     for (int round = 0; round < 200; ++round) pool.parallel_for(10, [&](int i) { sum += i; });

@@ -49,8 +49,8 @@ inline gfx_gen gen_of(const std::string& mcpu) { return mcpu.rfind("gfx12", 0) =
 
 class shader_rig {
  public:
-  explicit shader_rig(gfx_gen gen)
-      : rig(gen, 256 * MiB), sig(rig.alloc(4096)), scratch(rig.alloc(4 * MiB)), kargs(rig.alloc(4096)) {
+  explicit shader_rig(gfx_gen gen, unsigned shader_threads = 0)
+      : rig(gen, 256 * MiB, shader_threads), sig(rig.alloc(4096)), scratch(rig.alloc(4 * MiB)), kargs(rig.alloc(4096)) {
     q.emplace(rig, 64 * KiB);
   }
 

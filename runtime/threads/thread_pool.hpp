@@ -1,4 +1,5 @@
-// thread_pool.hpp: persistent worker threads for splitting a kernel's outer loop.
+// thread_pool.hpp: persistent worker threads for splitting work: a CPU kernel's outer loop, the
+// emulated GPU's workgroups (drivers/emu/shader/interpreter.cpp).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -7,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-namespace tg::cpu {
+namespace tg::threads {
 
 class thread_pool {
  public:
@@ -46,4 +47,4 @@ class thread_pool {
   std::exception_ptr error_;
 };
 
-}  // namespace tg::cpu
+}  // namespace tg::threads

@@ -1,14 +1,14 @@
 // thread_pool.cpp: a job is a word holding its generation, index count and next index;
 // workers claim the next index with a compare-and-swap until none are left. Between jobs
 // workers spin briefly, then sleep, so back-to-back kernel launches skip a futex wake.
-#include "drivers/cpu/thread_pool.hpp"
+#include "runtime/threads/thread_pool.hpp"
 
 #include <chrono>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
-namespace tg::cpu {
+namespace tg::threads {
 namespace {
 
 // How long an idle worker (or a caller waiting for the last index) polls before it sleeps.
@@ -125,4 +125,4 @@ void thread_pool::work() {
   }
 }
 
-}  // namespace tg::cpu
+}  // namespace tg::threads
