@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "runtime/codegen/amdgpu_compiler.hpp"
+#include "runtime/device/kernel_compiler.hpp"
 
 #include <tg/core/error.hpp>
 

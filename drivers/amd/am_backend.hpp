@@ -43,9 +43,6 @@
 #include <tg/device/backend.hpp>
 #include "runtime/transport/transport.hpp"
 
-namespace tg::codegen {
-class amdgpu_compiler;
-}
 
 namespace tg::amd {
 
@@ -87,7 +84,9 @@ class am_backend : public backend {
   void release(void* memory) override;
   void copy_in(void* device_dst, const void* host_src, std::size_t size_bytes) override;
   void copy_out(void* host_dst, const void* device_src, std::size_t size_bytes) override;
-  std::shared_ptr<program> compile(const kernel_source& source) override;
+  // The run-time pipeline's slots for tg kernels (am_backend_compile.cpp): GPU traits, the AMDGPU
+  // renderer, and the in-process compiler, linker and loader for the device's processor.
+  kernel_compiler* compiler() override;
   void synchronize() override;
   // One indirect buffer per graph, replayed with one submission (am_graph.cpp).
   std::unique_ptr<executable_graph> make_graph(const graph_capture& capture) override;
@@ -106,7 +105,6 @@ class am_backend : public backend {
  private:
   friend class am_program;
   void wait_for_kernels();  // the host waits for every dispatch submitted so far
-  codegen::amdgpu_compiler& compiler();  // made on first use, for the device's processor
 
   std::string name_;
   std::shared_ptr<void> keep_alive_;  // declared first: destroyed after the transport
@@ -115,7 +113,7 @@ class am_backend : public backend {
   std::chrono::milliseconds queue_timeout_;
   std::map<std::uint64_t, allocation> allocations_;  // by VA
   std::vector<allocation> program_memory_;            // code and kernargs, freed with the device
-  std::unique_ptr<codegen::amdgpu_compiler> compiler_;
+  std::unique_ptr<kernel_compiler> compiler_;  // made on first use, for the device's processor
 };
 
 // A loaded kernel: its image in VRAM and kernarg slots for launches in flight.

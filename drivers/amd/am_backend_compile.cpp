@@ -1,8 +1,7 @@
-// am_backend_compile.cpp: tg kernels on the AMD backend (see am_backend.hpp): the run-time
-// pipeline for AMD, one line per step:
-//   1. opts:    the GPU heuristic's schedule (runtime/opt/gpu_heuristic.hpp): threads per element
-//   2. render:  the kernel AST -> an amdgpu_kernel function (runtime/codegen/amdgpu_kernel.hpp)
-//   3. compile: O3 + the AMDGPU backend -> an ELF object (runtime/codegen/amdgpu_compiler.hpp)
+// am_backend_compile.cpp: the AMD backend's slots of the run-time pipeline (runtime/device/pipeline.hpp
+// lists its steps; the opts come from runtime/opt/gpu_heuristic.hpp through the GPU traits here):
+//   render:  the kernel AST -> an amdgpu_kernel function (runtime/codegen/amdgpu_kernel.hpp)
+//   compile: O3 + the AMDGPU backend -> an ELF object (runtime/codegen/amdgpu_compiler.hpp)
 //   4. load:    code_object + am_program: the image in VRAM, kernarg slots (am_backend_program.cpp)
 //   5. launch:  the grid from the variables, the kernargs written, one dispatch (compiled_program)
 #include <llvm/IR/LLVMContext.h>
@@ -18,7 +17,7 @@
 #include "runtime/codegen/amdgpu_compiler.hpp"
 #include "runtime/codegen/amdgpu_kernel.hpp"
 #include "runtime/codegen/amdgpu_metadata.hpp"
-#include "runtime/opt/gpu_heuristic.hpp"
+#include "runtime/device/kernel_compiler.hpp"
 
 namespace tg::amd {
 
@@ -64,11 +63,6 @@ class compiled_program final : public am_dispatchable {
 
 }  // namespace
 
-codegen::amdgpu_compiler& am_backend::compiler() {
-  if (!compiler_) compiler_ = std::make_unique<codegen::amdgpu_compiler>(device_->info().gfx_target);
-  return *compiler_;
-}
-
 namespace {
 
 // TG_DEBUG=1: one line per compiled kernel: what it uses, from the code object's metadata note
@@ -93,22 +87,54 @@ void log_compiled(const std::string& device, const std::string& kernel, const st
 
 }  // namespace
 
-std::shared_ptr<program> am_backend::compile(const kernel_source& source) {
-  const auto start = std::chrono::steady_clock::now();
-  codegen::amdgpu_compiler& c = compiler();
-  llvm::LLVMContext context;
-  llvm::Module module(source.name, context);
-  c.prepare(module);
-  const codegen::kernel_opts opts = opt::choose_gpu_opts(source.nodes, source.global_ranges, opt::gpu_traits{});
-  const codegen::amdgpu_kernel_shape shape = codegen::emit_amdgpu_kernel(module, source.name, source.nodes,
-                                                                        source.global_ranges, workgroup_size, opts);
-  const std::vector<std::byte> elf = c.compile(module, source.name);
-  const code_object co(elf);
-  std::vector<kernarg> args(std::size_t(shape.buffers), kernarg_pointer);
-  args.insert(args.end(), std::size_t(shape.vars), kernarg_u64);
-  std::shared_ptr<am_program> loaded = load_program(co, source.name, args, {});
-  log_compiled(name_, source.name, c.processor(), elf, shape.group_lanes, start);
-  return std::make_shared<compiled_program>(std::move(loaded), source.nodes, source.global_ranges, shape, source.name);
+namespace {
+
+// What the compile step needs besides the module: the launch geometry the renderer chose.
+struct amd_rendered final : rendered_kernel {
+  codegen::amdgpu_kernel_shape shape;
+  std::chrono::steady_clock::time_point start;  // for the compile report
+};
+
+class am_kernel_compiler final : public kernel_compiler {
+ public:
+  am_kernel_compiler(am_backend& owner, const std::string& processor) : owner_(owner), amdgpu_(processor) {
+    traits_.of = opt::target_traits::kind::gpu;
+  }
+  const opt::target_traits& traits() const override { return traits_; }
+
+  std::unique_ptr<rendered_kernel> render(const kernel_source& source, const codegen::kernel_opts& opts) override {
+    auto r = std::make_unique<amd_rendered>();
+    r->start = std::chrono::steady_clock::now();
+    begin_render(*r, source, opts);
+    amdgpu_.prepare(*r->module);
+    r->symbol = source.name;
+    r->shape = codegen::emit_amdgpu_kernel(*r->module, source.name, source.nodes, source.global_ranges, workgroup_size,
+                                           opts);
+    return r;
+  }
+
+  std::shared_ptr<program> compile(std::unique_ptr<rendered_kernel> kernel) override {
+    auto& r = static_cast<amd_rendered&>(*kernel);
+    const std::vector<std::byte> elf = amdgpu_.compile(*r.module, r.symbol);
+    const code_object co(elf);
+    std::vector<kernarg> args(std::size_t(r.shape.buffers), kernarg_pointer);
+    args.insert(args.end(), std::size_t(r.shape.vars), kernarg_u64);
+    std::shared_ptr<am_program> loaded = owner_.load_program(co, r.symbol, args, {});
+    log_compiled(owner_.name(), r.name, amdgpu_.processor(), elf, r.shape.group_lanes, r.start);
+    return std::make_shared<compiled_program>(std::move(loaded), r.nodes, r.global_ranges, r.shape, r.name);
+  }
+
+ private:
+  am_backend& owner_;
+  codegen::amdgpu_compiler amdgpu_;
+  opt::target_traits traits_;
+};
+
+}  // namespace
+
+kernel_compiler* am_backend::compiler() {
+  if (!compiler_) compiler_ = std::make_unique<am_kernel_compiler>(*this, device_->info().gfx_target);
+  return compiler_.get();
 }
 
 }  // namespace tg::amd

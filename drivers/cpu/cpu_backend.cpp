@@ -1,5 +1,6 @@
-// cpu_backend.cpp: the "CPU" device: host memory, kernels compiled by LLVM through ORC,
-// and the outermost output loop split across a thread pool when there is enough work.
+// cpu_backend.cpp: the "CPU" device: host memory, kernels compiled by LLVM through ORC (the
+// run-time pipeline's render and compile slots, cpu_compiler below), and the outermost output loop
+// split across a thread pool when there is enough work.
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
@@ -9,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include "runtime/codegen/llvm_kernel.hpp"
+#include "runtime/device/kernel_compiler.hpp"
 #include "runtime/jit/graph_arguments.hpp"
 #include <tg/device/backend.hpp>
 #include <tg/device.hpp>
@@ -119,9 +121,42 @@ int thread_count(const device_options& options) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+// The CPU's slots of the run-time pipeline (runtime/device/pipeline.hpp): the host's ISA as the
+// target's traits, the CPU renderer (codegen/llvm_kernel.hpp), and ORC's compiler.
+class cpu_compiler final : public kernel_compiler {
+ public:
+  cpu_compiler(const cpu_target& target, thread_pool& pool) : target_(target), jit_(target), pool_(pool) {
+    traits_.isa = target.isa();
+  }
+  const opt::target_traits& traits() const override { return traits_; }
+
+  std::unique_ptr<rendered_kernel> render(const kernel_source& source, const codegen::kernel_opts& opts) override {
+    auto r = std::make_unique<rendered_kernel>();
+    begin_render(*r, source, opts);
+    jit_.prepare(*r->module);
+    r->symbol = source.name + "_" + std::to_string(counter_++);
+    codegen::emit_kernel(*r->module, r->symbol, source.nodes, source.global_ranges, opts);
+    return r;
+  }
+
+  std::shared_ptr<program> compile(std::unique_ptr<rendered_kernel> r) override {
+    if (debug_level() >= 1) log(log_level::debug, str("cpu: ", r->name, ": ", isa_form(r->nodes, r->opts, target_)));
+    void* fn = jit_.compile(std::move(r->context), std::move(r->module), r->symbol, debug_level() >= 3);
+    return std::make_shared<cpu_program>(reinterpret_cast<kernel_fn>(fn), std::move(r->nodes), r->global_ranges,
+                                         std::move(r->opts), pool_);
+  }
+
+ private:
+  const cpu_target& target_;
+  opt::target_traits traits_;
+  orc_jit jit_;
+  thread_pool& pool_;
+  std::atomic<int> counter_{0};
+};
+
 class cpu_backend final : public backend {
  public:
-  explicit cpu_backend(int threads) : target_(host_cpu_target()), jit_(target_), pool_(threads) {
+  explicit cpu_backend(int threads) : target_(host_cpu_target()), pool_(threads), compiler_(target_, pool_) {
     if (debug_level() >= 1) log(log_level::debug, str("cpu: ", target_.describe()));
   }
   std::string name() const override { return "CPU"; }
@@ -136,33 +171,12 @@ class cpu_backend final : public backend {
   void synchronize() override {}
   bool reads_host_memory() const override { return true; }
   std::unique_ptr<executable_graph> make_graph(const graph_capture& c) override { return std::make_unique<cpu_graph>(c); }
-
-  std::shared_ptr<program> compile(const kernel_source& source) override {
-    codegen::kernel_opts opts = opt::choose_opts(source.nodes, source.global_ranges);
-    if (!source.upcast.empty()) {
-      if (int(source.upcast.size()) != source.global_ranges)
-        throw usage_error(str("CPU: kernel ", source.name, " gives ", source.upcast.size(), " upcasts for ",
-                              source.global_ranges, " output ranges"));
-      opts = {source.upcast, source.vector_lanes};
-    }
-    opts.isa = target_.isa();
-    auto context = std::make_unique<llvm::LLVMContext>();
-    auto module = std::make_unique<llvm::Module>(source.name, *context);
-    jit_.prepare(*module);
-    std::string symbol = source.name + "_" + std::to_string(counter_++);
-    codegen::emit_kernel(*module, symbol, source.nodes, source.global_ranges, opts);
-    if (debug_level() >= 1) log(log_level::debug, str("cpu: ", source.name, ": ", isa_form(source.nodes, opts, target_)));
-    void* fn = jit_.compile(std::move(context), std::move(module), symbol, debug_level() >= 3);
-    return std::make_shared<cpu_program>(reinterpret_cast<kernel_fn>(fn),
-                                         std::vector<ast::node>(source.nodes.begin(), source.nodes.end()),
-                                         source.global_ranges, std::move(opts), pool_);
-  }
+  kernel_compiler* compiler() override { return &compiler_; }
 
  private:
   const cpu_target& target_;
-  orc_jit jit_;
   thread_pool pool_;
-  std::atomic<int> counter_{0};
+  cpu_compiler compiler_;
 };
 
 // One CPU backend per thread count: the JIT and the threads are shared by every tg::device("CPU")

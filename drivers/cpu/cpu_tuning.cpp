@@ -5,7 +5,7 @@
 #include <tg/core/hash.hpp>
 #include <tg/device.hpp>
 #include "drivers/cpu/cpu_target.hpp"
-#include "runtime/opt/heuristic.hpp"
+#include "runtime/opt/target_opts.hpp"
 #include "runtime/tune/fork_runner.hpp"
 #include "runtime/tune/tuned_compile.hpp"
 
@@ -23,10 +23,12 @@ std::string tuning_target() {
   return "CPU " + t.level + " " + t.cpu + " " + hash;
 }
 
-// What the CPU backend's compile picks by itself (cpu_backend.cpp): the author's shape, else the heuristic's.
+// What the pipeline picks for the CPU by itself (runtime/opt/target_opts.hpp): the author's
+// shape, else the heuristic's.
 codegen::kernel_opts default_opts(const kernel_source& source) {
-  if (!source.upcast.empty()) return {source.upcast, source.vector_lanes};
-  return opt::choose_opts(source.nodes, source.global_ranges);
+  opt::target_traits host;
+  host.isa = host_cpu_target().isa();
+  return opt::choose_opts_for(host, source);
 }
 
 const tune::tuner_registration cpu_tuning("CPU", {

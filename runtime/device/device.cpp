@@ -131,6 +131,8 @@ device::device(const std::string& name, const device_options& options) : name_(n
   throw usage_error(str("device '", name, "': no such device kind (known: ", known, ")"));
 }
 
+// Steps 2 (cache) and 3 (tune) of the run-time pipeline (runtime/device/pipeline.hpp); the
+// backend's compile runs opts, render and compile.
 std::shared_ptr<program> device::compile(const kernel_source& source) {
   std::uint64_t h = ast::hash(source.nodes, fnv_offset ^ std::uint64_t(source.global_ranges));
   for (int u : source.upcast) h = fnv_mix(h, std::uint64_t(u));
@@ -165,6 +167,7 @@ device_stats device::stats() const {
   return cache_->stats;
 }
 
+// Step 1 of the run-time pipeline (runtime/device/pipeline.hpp): specialization.
 std::shared_ptr<program> device::compile_for(const kernel_source& source, std::span<const std::int64_t> vars) {
   if (vars.empty() || !opt::has_variables(source.nodes)) return compile(source);
   int uses = 0;

@@ -1,5 +1,8 @@
 // backend.hpp: what a kind of device provides to the runtime (tinygrad's Compiled: an
-// allocator, a compiler and a program runtime). Every backend fills the same slots.
+// allocator, a renderer and compiler, and a program runtime). Every backend fills the same slots:
+// memory and copies here, and for compiling kernels a kernel_compiler (the target's traits, a
+// renderer to LLVM IR, a compiler to a program: runtime/device/kernel_compiler.hpp), which the
+// run-time pipeline drives (runtime/device/pipeline.hpp lists its steps).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +14,8 @@
 #include <tg/ast/node.hpp>
 
 namespace tg {
+
+class kernel_compiler;  // runtime/device/kernel_compiler.hpp
 
 // One kernel to compile: its AST and how many of its ranges are output loops.
 struct kernel_source {
@@ -68,7 +73,11 @@ class backend {
   virtual void release(void* memory) = 0;
   virtual void copy_in(void* device_dst, const void* host_src, std::size_t size_bytes) = 0;
   virtual void copy_out(void* host_dst, const void* device_src, std::size_t size_bytes) = 0;
-  virtual std::shared_ptr<program> compile(const kernel_source& source) = 0;
+  // The run-time pipeline's slots for this device's kernels; nullptr: it compiles none.
+  virtual kernel_compiler* compiler() { return nullptr; }
+  // The kernel through the pipeline's opts, render and compile steps on compiler()
+  // (runtime/device/pipeline.cpp); usage_error when the backend compiles no kernels.
+  virtual std::shared_ptr<program> compile(const kernel_source& source);
   virtual void synchronize() = 0;
   // True when kernels can read host memory directly (the CPU): then device::borrow_host
   // wraps host memory (an mmap'd model file) without a copy.

@@ -1,0 +1,26 @@
+// target_opts.cpp: opts from the author's loop shape or the target's default heuristic (see target_opts.hpp).
+#include "runtime/opt/target_opts.hpp"
+
+#include <tg/core/error.hpp>
+
+#include "runtime/opt/heuristic.hpp"
+
+namespace tg::opt {
+
+codegen::kernel_opts choose_opts_for(const target_traits& target, const kernel_source& source) {
+  if (target.of == target_traits::kind::gpu) return choose_gpu_opts(source.nodes, source.global_ranges, target.gpu);
+  codegen::kernel_opts opts;
+  if (source.upcast.empty()) {
+    opts = choose_opts(source.nodes, source.global_ranges);
+  } else {
+    if (int(source.upcast.size()) != source.global_ranges)
+      throw usage_error(str("kernel ", source.name, " gives ", source.upcast.size(), " upcasts for ",
+                            source.global_ranges, " output ranges"));
+    opts.upcast = source.upcast;
+    opts.vector_lanes = source.vector_lanes;
+  }
+  opts.isa = target.isa;
+  return opts;
+}
+
+}  // namespace tg::opt
