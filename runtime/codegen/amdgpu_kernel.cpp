@@ -34,6 +34,9 @@ amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& 
   const kernel_arguments used = arguments_of(nodes);
   if (opts.reduce_unroll < 1 || opts.reduce_unroll > 16)
     throw usage_error(str("amdgpu codegen: reduce unroll ", opts.reduce_unroll, " is outside [1, 16]"));
+  if (opts.nested_lanes < 1 || (opts.nested_lanes & (opts.nested_lanes - 1)) != 0 || group_lanes % opts.nested_lanes != 0)
+    throw usage_error(str("amdgpu codegen: ", opts.nested_lanes, " nested lanes in groups of ", group_lanes,
+                          " (give a power of two dividing the group)"));
   amdgpu_kernel_shape shape{used.buffers, used.vars, workgroup_size, group_lanes, opts.reduce_unroll};
   llvm::LLVMContext& ctx = module.getContext();
   std::vector<llvm::Type*> params(std::size_t(shape.buffers), llvm::PointerType::get(ctx, global_address_space));
@@ -71,6 +74,7 @@ amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& 
   kernel_opts gpu{{}, false};
   gpu.group_lanes = group_lanes;
   gpu.reduce_unroll = opts.reduce_unroll;
+  gpu.nested_lanes = opts.nested_lanes;
   emit_kernel_body(f, nodes, global_ranges, gpu, frame);
   return shape;
 }

@@ -460,7 +460,11 @@ class emitter : value_ops {
     // The group's threads split a top-level reduce (one not inside another's loop) between them,
     // a lane-hinted one too: what the CPU lays out as vector lanes, a GPU lays out as threads.
     const bool split = group_lane_ != nullptr && reduce_depth_ == 0;
+    // The reduce directly inside a split one, taking the group's nested lanes (kernel_opts::nested_lanes).
+    const bool nested = group_lane_ != nullptr && &x == nested_reduce_;
     if (int w = lane_reduce_width(x, r); w > 0 && !split) return reduce_as_lanes(x, w);
+    if (split) nested_reduce_ = nested_body(x);
+    const std::int64_t outer_lanes = opts_.group_lanes / (nested_reduce_ != nullptr ? opts_.nested_lanes : 1);
     llvm::Value* bound = emit(r.src[0])[0];
     llvm::Type* t = reg_type(x.dt);
     llvm::Value* identity = x.o == ast::op::reduce_sum ? llvm::Constant::getNullValue(t) : lowest(x.dt);
@@ -468,15 +472,18 @@ class emitter : value_ops {
     // for an innermost loop), with an accumulator each: that many independent loads in flight
     // per wait. A copy past the bound evaluates the trip's first iteration (so its loads stay
     // in bounds) and is not accumulated.
-    const std::int64_t spacing = split ? opts_.group_lanes : 1;
+    const std::int64_t spacing = split ? outer_lanes : nested ? opts_.nested_lanes : 1;
     int copies = 1;
-    if (group_lane_ != nullptr && (split || !has_loop_below(x.src[0]))) {
+    if (group_lane_ != nullptr && (split || nested || !has_loop_below(x.src[0]))) {
       copies = std::max(1, opts_.reduce_unroll);
       if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(bound))  // no copy that can never be in range
         copies = int(std::clamp<std::int64_t>((c->getSExtValue() + spacing - 1) / spacing, 1, copies));
     }
     auto* pre = b_.GetInsertBlock();
-    loop l = open_loop(split ? group_lane_ : b_.getInt64(0), bound, "r", spacing * copies);
+    llvm::Value* start = b_.getInt64(0);
+    if (split) start = outer_lanes == opts_.group_lanes ? group_lane_ : b_.CreateAnd(group_lane_, b_.getInt64(std::uint64_t(outer_lanes - 1)));
+    if (nested) start = b_.CreateLShr(group_lane_, b_.getInt64(std::uint64_t(std::countr_zero(std::uint64_t(outer_lanes)))));
+    loop l = open_loop(start, bound, "r", spacing * copies);
     std::vector<lanes> values(static_cast<std::size_t>(copies));
     std::vector<llvm::Value*> in_range(static_cast<std::size_t>(copies), nullptr);
     ++reduce_depth_;
@@ -520,9 +527,19 @@ class emitter : value_ops {
     lanes result = acc[0];
     for (std::size_t u = 1; u < acc.size(); ++u)
       for (std::size_t i = 0; i < result.size(); ++i) result[i] = accumulate(x.o, x.dt, result[i], acc[u][i]);
-    if (split)
-      for (llvm::Value*& a : result) a = combine_group(x, a);
+    if (split) {
+      for (llvm::Value*& a : result) a = combine_group(x, a);  // every lane's part, the nested split's too
+      nested_reduce_ = nullptr;
+    }
     return result;
+  }
+  // The reduce that takes the nested lanes under split reduce x: its body, where that is a loop
+  // reduce of the same kind (so the parts of both add up in one combine), else none.
+  const ast::node* nested_body(const ast::node& x) const {
+    if (opts_.nested_lanes <= 1) return nullptr;
+    const ast::node& body = nodes_[std::size_t(x.src[0])];
+    if (body.o != x.o || body.dt != x.dt || lane_reduce_width(body, nodes_[std::size_t(body.src[1])]) > 0) return nullptr;
+    return &body;
   }
   // Whether the value `n` computes has a reduce loop in it (a reduce the codegen does not
   // evaluate as vector lanes). Memoized: bodies share nodes.
@@ -696,6 +713,7 @@ class emitter : value_ops {
   int lane_count_ = 1;
   int vec_range_ = -1, vec_width_ = 1;
   llvm::Value* group_lane_ = nullptr;  // i64: this thread's place in its group (GPU, group_lanes > 1)
+  const ast::node* nested_reduce_ = nullptr;  // the reduce taking the nested lanes (kernel_opts::nested_lanes)
   int reduce_depth_ = 0;               // reduce loops open around the value being emitted
   std::map<int, bool> loops_below_;    // has_loop_below's answers
   std::map<llvm::Value*, affine> affine_;

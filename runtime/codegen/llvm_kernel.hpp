@@ -42,6 +42,14 @@ struct kernel_opts {
   // trip (G apart), into independent accumulators, so its loads are in flight together
   // rather than one latency each.
   int reduce_unroll = 1;
+  // With group_lanes G > 1: where the split reduce's body is directly another reduce of the
+  // same kind (a sum over a block loop inside a lane-hinted dot: the LLM's quantized matmuls),
+  // G / nested_lanes threads split the outer reduce and nested_lanes groups of them split the
+  // inner one (thread l takes outer iterations l % (G / nested_lanes) + k G / nested_lanes and
+  // inner ones l / (G / nested_lanes) + k nested_lanes): a wave reads several neighbouring
+  // blocks at once where the outer reduce alone has fewer iterations than G. A reduce whose
+  // body is not such a reduce is split G ways as before. A power of two dividing G.
+  int nested_lanes = 1;
   bool operator==(const kernel_opts&) const = default;
 };
 

@@ -17,6 +17,9 @@ struct top_reduce {
   int range;                 // its range number
   std::int64_t bound;        // its range's bound, -1 when symbolic
   std::int64_t iterations;   // bound times the bounds of the reduces below it, -1 when symbolic
+  // Where its body is directly a loop reduce of the same kind (a lane-hinted dot whose lanes
+  // each walk the row's blocks): that reduce's bound, -1 when symbolic; else 0.
+  std::int64_t nested_bound = 0;
 };
 
 std::vector<top_reduce> top_level_reduces(std::span<const ast::node> nodes) {
@@ -43,7 +46,11 @@ std::vector<top_reduce> top_level_reduces(std::span<const ast::node> nodes) {
         const std::int64_t inner = const_bound(nodes, int(nodes[std::size_t(nodes[j].src[1])].arg));
         iterations = inner < 0 ? -1 : iterations * inner;
       }
-    tops.push_back({range, bound, iterations});
+    std::int64_t nested_bound = 0;
+    const ast::node& body = nodes[std::size_t(n.src[0])];
+    if (body.o == n.o && body.dt == n.dt && body.arg != ast::reduce_as_lanes)
+      nested_bound = const_bound(nodes, int(nodes[std::size_t(body.src[1])].arg));
+    tops.push_back({range, bound, iterations, nested_bound});
   }
   return tops;
 }
@@ -99,22 +106,31 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   // for one token, a total sum): more threads per element, whatever the access pattern.
   const bool few_outputs = outputs >= 0 && outputs * 4 < traits.busy_threads;
   const bool coalesced = outputs_coalesce(nodes, global_ranges);
-  for (const top_reduce& r : top_level_reduces(nodes)) {
+  const std::vector<top_reduce> tops = top_level_reduces(nodes);
+  int nested = 1;
+  for (const top_reduce& r : tops) {
     // Splitting costs each thread a fixed part (its indices, log2(G) exchanges, the store's
     // guard) that a short reduce does not pay back: at least 16 iterations per lane of a wave.
     // A symbolic bound counts as long.
     const bool long_reduce = r.iterations < 0 || r.iterations >= 16 * traits.wave_lanes;
     if (!long_reduce || !(few_outputs || (!coalesced && streams_along(nodes, r.range)))) continue;
     // As many threads as the reduce has iterations, up to a wave: a lane-hinted dot product
-    // over 16 lanes (the LLM's int8 matmuls) takes 16, so a wave holds two rows.
+    // over 16 lanes (the LLM's int8 matmuls) takes 16, and the nested split below the rest.
     int lanes = traits.wave_lanes;
     while (r.bound > 0 && lanes > 2 && lanes / 2 >= r.bound) lanes /= 2;
-    group = group == 0 ? lanes : std::min(group, lanes);
+    // Fewer than a wave, over a block loop (the int8 matmuls' 8 or 16 lanes): the rest of the
+    // wave splits the blocks, so a wave reads neighbouring blocks of one row together and
+    // each thread walks fewer of them (kernel_opts::nested_lanes). Only for a kernel's one
+    // split reduce (the group is the kernel's).
+    if (tops.size() == 1 && r.nested_bound != 0)
+      while (lanes * nested < traits.wave_lanes && (r.nested_bound < 0 || nested * 2 <= r.nested_bound)) nested *= 2;
+    group = group == 0 ? lanes * nested : std::min(group, lanes);
   }
+  if (group <= 1) nested = 1;
   // Four iterations per trip of the split reduce and of innermost loops: four loads in flight
   // per wait, the most a matvec row needs to reach memory speed in the roofline model
   // (tests/bench/gpu_roofline) without spilling.
-  if (group > 1) opts.group_lanes = group, opts.reduce_unroll = 4;
+  if (group > 1) opts.group_lanes = group, opts.reduce_unroll = 4, opts.nested_lanes = nested;
   return opts;
 }
 

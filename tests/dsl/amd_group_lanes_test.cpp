@@ -3,7 +3,8 @@
 // trip), compiled for gfx1100 and gfx1200
 // and interpreted by the emulated GPU, against plain C++: sums and maxima of floats and of
 // 32- and 64-bit integers, bounds that G does not divide, a symbolic bound down to 0, two
-// top-level reduces in one kernel, a reduce nested inside the split one, and an output whose
+// top-level reduces in one kernel, a reduce nested inside the split one (and one taking the
+// group's other lanes: kernel_opts::nested_lanes), and an output whose
 // element count does not fill the last workgroup. Also what the GPU heuristic picks.
 #include <tg/tg.hpp>
 
@@ -54,7 +55,8 @@ struct host_buffer {
 // (`outputs` elements of T, pre-filled with a marker so an element written by no group shows).
 template <class T>
 std::vector<T> run_grouped(const gpu& g, const tg::ast::kernel& k, int group_lanes, std::size_t outputs,
-                           std::vector<host_buffer> inputs, std::vector<std::int64_t> vars = {}, int unroll = 1) {
+                           std::vector<host_buffer> inputs, std::vector<std::int64_t> vars = {}, int unroll = 1,
+                           int nested = 1) {
   tg::device& dev = emulated(g.device);
   auto& emu = dynamic_cast<tg::emu::emu_device&>(dev.impl());
   tg::codegen::amdgpu_compiler compiler(g.target);
@@ -64,6 +66,7 @@ std::vector<T> run_grouped(const gpu& g, const tg::ast::kernel& k, int group_lan
   tg::codegen::kernel_opts opts;
   opts.group_lanes = group_lanes;
   opts.reduce_unroll = unroll;
+  opts.nested_lanes = nested;
   const auto shape = tg::codegen::emit_amdgpu_kernel(module, "k", k.nodes, k.global_ranges, workgroup, opts);
   REQUIRE(shape.group_lanes == group_lanes);
   const tg::amd::code_object co(compiler.compile(module, "k"));
@@ -231,6 +234,81 @@ TEST_CASE("the codegen refuses group sizes a wave cannot hold") {
   }
 }
 
+// kernel_opts::nested_lanes: a short split reduce (8 lanes) whose body is a block loop; the
+// group's other lanes split the loop. A symbolic loop bound (0, fewer than the nested lanes,
+// ragged), several loop iterations per trip, every lane on the loop (nested = G); a body that
+// is a max (not a sum like the split reduce) takes no nested split and must still be right.
+TEST_CASE("a lane reduce over a block loop, the loop split across the group's other lanes") {
+  const std::int64_t rows = 37, lanes = 8, max_blocks = 40;
+  tg::kernel_builder kb;
+  auto r = kb.output_range(rows);
+  auto l = kb.reduce_range(lanes);
+  auto g = kb.reduce_range(kb.variable(0));
+  auto at = r * (lanes * max_blocks) + g * lanes + l;
+  kb.store(0, r, kb.sum_lanes(kb.sum(kb.load<float>(1, at) * kb.cast(tg::dtype::float32, l + 1), g), l));
+  const tg::ast::kernel dot = kb.finish();
+  tg::kernel_builder ib;
+  auto ir = ib.output_range(rows);
+  auto il = ib.reduce_range(lanes);
+  auto ig = ib.reduce_range(max_blocks);
+  ib.store(0, ir, ib.sum_lanes(ib.sum(ib.load<std::int32_t>(1, ir * (lanes * max_blocks) + ig * lanes + il), ig), il));
+  const tg::ast::kernel isum = ib.finish();
+  tg::kernel_builder mb;
+  auto mr = mb.output_range(rows);
+  auto ml = mb.reduce_range(lanes);
+  auto mg = mb.reduce_range(max_blocks);
+  mb.store(0, mr, mb.sum(mb.max(mb.load<float>(1, mr * (lanes * max_blocks) + mg * lanes + ml), mg), ml));
+  const tg::ast::kernel sum_of_max = mb.finish();
+
+  const auto x = tg::test::random_floats(std::size_t(rows * lanes * max_blocks), 8);
+  const auto v = tg::test::random_ints<std::int32_t>(std::size_t(rows * lanes * max_blocks), 9, -100000, 100000);
+  auto want_dot = [&](std::int64_t blocks) {
+    std::vector<double> want;
+    for (std::int64_t row = 0; row < rows; ++row) {
+      double s = 0;
+      for (std::int64_t b = 0; b < blocks; ++b)
+        for (std::int64_t ln = 0; ln < lanes; ++ln) s += double(x[std::size_t(row * lanes * max_blocks + b * lanes + ln)]) * double(ln + 1);
+      want.push_back(s);
+    }
+    return want;
+  };
+  std::vector<std::int32_t> want_isum;
+  std::vector<double> want_max;
+  for (std::int64_t row = 0; row < rows; ++row) {
+    std::int64_t s = 0;
+    double m = 0;
+    for (std::int64_t ln = 0; ln < lanes; ++ln) {
+      double lane_max = -std::numeric_limits<double>::infinity();
+      for (std::int64_t b = 0; b < max_blocks; ++b) {
+        s += v[std::size_t(row * lanes * max_blocks + b * lanes + ln)];
+        lane_max = std::max(lane_max, double(x[std::size_t(row * lanes * max_blocks + b * lanes + ln)]));
+      }
+      m += lane_max;
+    }
+    want_isum.push_back(std::int32_t(s));
+    want_max.push_back(m);
+  }
+  struct nested_schedule {
+    int lanes, nested, unroll;
+  };
+  for (const gpu& gp : gpus)
+    for (auto [group, nested, unroll] : {nested_schedule{32, 4, 1}, nested_schedule{32, 4, 3}, nested_schedule{16, 2, 4},
+                                         nested_schedule{32, 32, 2}}) {
+      CAPTURE(std::string(gp.device));
+      CAPTURE(group);
+      CAPTURE(nested);
+      CAPTURE(unroll);
+      for (std::int64_t blocks : {0, 1, 3, 37, 40}) {
+        CAPTURE(blocks);
+        tg::test::check_close(run_grouped<float>(gp, dot, group, std::size_t(rows), {bytes_of(x)}, {blocks}, unroll, nested),
+                              want_dot(blocks), 1e-4);
+      }
+      CHECK(run_grouped<std::int32_t>(gp, isum, group, std::size_t(rows), {bytes_of(v)}, {}, unroll, nested) == want_isum);
+      tg::test::check_close(run_grouped<float>(gp, sum_of_max, group, std::size_t(rows), {bytes_of(x)}, {}, unroll, nested),
+                            want_max, 1e-5);
+    }
+}
+
 // The GPU heuristic splits a reduce where neighbouring threads would otherwise read far apart
 // (rows of a matvec, of a norm) or where there are too few elements to fill the GPU, and leaves
 // one thread per element where the outputs already read memory contiguously (a matmul's
@@ -265,6 +343,18 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     auto i = kb.output_range(1 << 20);
     kb.store(0, i, kb.load<float>(1, i) * 2.0f);
     CHECK(group_of(kb.finish()) == 1);
+  }
+  {  // an int8 matmul's shape: a dot over 8 lanes around a loop over 64 blocks; the wave's other
+     // lanes split the blocks (4 threads on each lane of the dot), so a wave reads 4 neighbouring blocks
+    tg::kernel_builder kb;
+    auto n = kb.output_range(4096);
+    auto l = kb.reduce_range(8);
+    auto g = kb.reduce_range(64);
+    kb.store(0, n, kb.sum_lanes(kb.sum(kb.cast(tg::dtype::int32, kb.load<std::int16_t>(1, n * 512 + g * 8 + l)), g), l));
+    const tg::ast::kernel k = kb.finish();
+    const tg::codegen::kernel_opts opts = tg::opt::choose_gpu_opts(k.nodes, k.global_ranges, {});
+    CHECK(opts.group_lanes == 32);
+    CHECK(opts.nested_lanes == 4);
   }
   {  // many rows with a short reduce: one thread each
     tg::kernel_builder kb;

@@ -41,7 +41,12 @@ model::weight upload(tg::device& dev, tensor_type type, std::int64_t N, std::int
 }  // namespace
 
 TEST_CASE("the LLM's decode matmuls on the emulated GPU, split across work-items, match the CPU") {
-  const std::int64_t N = 40, K = 1024;  // 40 rows: two waves' worth of groups and a part-filled third
+  // 40 rows: groups in two waves and a part-filled third. K = 1024: each block loop's lanes
+  // (kernel_opts::nested_lanes) take one K-quant super-block; K = 2816, 11 super-blocks (88
+  // 32-value blocks): a ragged share per lane and several per unrolled trip.
+  for (const std::int64_t K : {1024, 2816}) {
+  CAPTURE(K);
+  const std::int64_t N = 40;
   tg::device cpu("CPU");
   tg::device gfx11("AMD:EMU:gfx11"), gfx12("AMD:EMU:gfx12");
   const std::vector<float> x = random_values(std::size_t(K), 7);
@@ -66,5 +71,6 @@ TEST_CASE("the LLM's decode matmuls on the emulated GPU, split across work-items
       // The same integer dots; the float sums are reassociated across the group.
       CHECK(worst <= 1e-4 * scale);
     }
+  }
   }
 }
