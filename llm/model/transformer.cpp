@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <tg/core/error.hpp>
+#include <tg/graph.hpp>
 
 #include "llm/gguf/gguf_file.hpp"
 #include "llm/model/activation_kernels.hpp"
@@ -96,11 +97,27 @@ struct transformer::state {
   bool profiling = false;
   std::map<std::string, std::pair<std::int64_t, double>> profile;
 
+  // A decode step (one token, its logits) replays a graph of the step's launches
+  // (include/tg/graph.hpp), one per sequence, captured at that sequence's first decode step (the
+  // warm-up's): on AMD the whole token is one submission with one wait; on the CPU a prepared
+  // list with no per-launch lookup. Only start_pos changes between steps; the token and its RoPE
+  // rows are copied into the same buffers first.
+  std::vector<graph> decode_graphs;  // by sequence; empty until captured
+  graph_builder* capturing = nullptr;  // while capturing: where run() adds launches
+  graph_var capture_pos;
+
   void run(device& dev, const launchable& k, std::initializer_list<buffer> buffers) {
     run(dev, k, std::span<const buffer>(buffers.begin(), buffers.size()));
   }
   void run(device& dev, const launchable& k, std::span<const buffer> buffers) {
     if (!k.prepared) k.prepared = dev.prepare(k.kernel);
+    if (capturing) {
+      const std::vector<graph_slot> slots(buffers.begin(), buffers.end());
+      graph_value values[launch_var_count] = {vars[0], vars[1], vars[2], vars[3]};
+      values[var_start_pos] = capture_pos;
+      capturing->add(k.prepared, slots, values);
+      return;
+    }
     if (!profiling) {
       k.prepared.launch(buffers, vars);
       return;
@@ -201,6 +218,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
                           ") must be at least 1"));
   max_context_ = std::min(options.max_context, c.context_length);
   cache_type_ = resolve_cache_type(options.cache, weights_);
+  decode_graphs_ = options.decode_graphs;
   chunk_size_ = std::min(options.chunk_size, max_context_);
   s_ = std::make_unique<state>();
   state& s = *s_;
@@ -344,10 +362,15 @@ std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, st
   s.rope_cos.copy_in(s.cos_table.data() + first, std::size_t(T) * half * 4);
   s.rope_sin.copy_in(s.sin_table.data() + first, std::size_t(T) * half * 4);
   s.tokens.copy_in(tokens.data(), tokens.size() * 4);
-  s.run(dev_, s.embed, {s.x, weights_.token_embd.data, s.tokens});
-  for (std::size_t i = 0; i < s.layers.size(); ++i) run_layer(i);
+  if (T == 1 && which != head::none && decode_graphs_ && !s.profiling) {  // a decode step: its graph
+    if (s.decode_graphs.empty()) s.decode_graphs.resize(std::size_t(sequences()));
+    graph& step = s.decode_graphs[std::size_t(sequence)];
+    if (!step) step = capture_step(start_pos);
+    step.replay({start_pos});
+  } else {
+    run_step(which);
+  }
   if (which == head::none) return {};
-  run_head();
   std::vector<float> logits(std::size_t(s.vars[var_head_rows] * config_.vocab));
   dev_.synchronize();
   s.logits.copy_out(logits.data(), logits.size() * 4);
@@ -424,6 +447,28 @@ std::string transformer::profile_report() const {
   for (const auto& [sec, what] : rows)
     out << str(sec * 1e3, " ms (", int(100 * sec / std::max(total, 1e-12)), "%) ", what, "\n");
   return out.str();
+}
+
+void transformer::run_step(head which) {
+  state& s = *s_;
+  s.run(dev_, s.embed, {s.x, weights_.token_embd.data, s.tokens});
+  for (std::size_t i = 0; i < s.layers.size(); ++i) run_layer(i);
+  if (which != head::none) run_head();
+}
+
+graph transformer::capture_step(std::int64_t start_pos) {
+  state& s = *s_;
+  graph_builder builder(dev_);
+  s.capture_pos = builder.var("start_pos", start_pos);
+  s.capturing = &builder;
+  try {
+    run_step(head::last);
+  } catch (...) {
+    s.capturing = nullptr;
+    throw;
+  }
+  s.capturing = nullptr;
+  return builder.finish();
 }
 
 void transformer::run_layer(std::size_t index) {

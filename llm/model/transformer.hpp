@@ -19,6 +19,9 @@
 #include "llm/model/model_config.hpp"
 #include "llm/model/model_weights.hpp"
 
+namespace tg {
+class graph;
+}
 namespace tg::gguf {
 class file;
 }
@@ -35,6 +38,9 @@ struct transformer_options {
   std::int64_t chunk_size = 32;     // the most tokens one forward call takes
   int sequences = 1;                // KV caches: independent sequences (a server's slots)
   kv_cache_type cache = kv_cache_type::automatic;
+  // A decode step replays a graph of its launches captured at the first one (one submission per
+  // token on AMD); false launches kernel by kernel every step (for comparison and debugging).
+  bool decode_graphs = true;
 };
 
 // Which positions of a chunk go through the output head.
@@ -86,6 +92,8 @@ class transformer {
 
  private:
   struct state;
+  void run_step(head which);  // embedding, layers and (unless none) the head, for s_->vars
+  graph capture_step(std::int64_t start_pos);  // run_step(head::last) as a graph; start_pos its variable
   void run_layer(std::size_t index);
   void run_head();
 
@@ -94,6 +102,7 @@ class transformer {
   model_weights weights_;
   std::int64_t max_context_ = 0, chunk_size_ = 0;
   kv_cache_type cache_type_ = kv_cache_type::f32;
+  bool decode_graphs_ = true;
   std::int64_t tokens_forwarded_ = 0;
   std::unique_ptr<state> s_;
 };

@@ -29,7 +29,7 @@ struct cli_options {
   std::string host = "127.0.0.1", api_key;
   int parallel = 4, timeout = 600;
   std::size_t queue_limit = 16, max_body = 8u << 20;
-  bool chat = false, tokenize = false, no_bos = false, verbose = false;
+  bool chat = false, tokenize = false, no_bos = false, verbose = false, no_graphs = false;
 };
 
 // Declares every option on `app`, writing into `o`.

@@ -78,7 +78,7 @@ int run(const cli::cli_options& o) {
   auto m = llm::model::open(o.model, {.device = o.device, .threads = o.threads.value_or(0),
                                       .max_context = o.max_context, .chunk_size = o.chunk_size,
                                       .sequences = o.serve_port ? o.parallel : 1, .cache = o.cache_type,
-                                      .warm_up = generates});
+                                      .warm_up = generates, .graphs = !o.no_graphs});
   if (o.tokenize) {
     auto ids = m.tokenize(prompt, !o.no_bos, false);
     for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];

@@ -19,8 +19,12 @@ struct model_options {
   std::int64_t chunk_size = 32;     // the most prompt tokens one forward pass takes
   int sequences = 1;                // independent KV caches (a server's parallel slots), each max_context long
   cache_type cache = cache_type::automatic;
-  // Compile and run every kernel once before open() returns, so the first request is not slow.
+  // Compile and run every kernel once before open() returns, so the first request is not slow;
+  // this also captures the decode step's graph.
   bool warm_up = true;
+  // Each decode step replays a graph of its launches, captured at the first (on AMD GPUs one
+  // submission per token); false launches kernel by kernel (for comparison and debugging).
+  bool graphs = true;
 };
 
 }  // namespace tg::llm
