@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -90,6 +91,8 @@ class am_backend : public backend {
   void synchronize() override;
   // One indirect buffer per graph, replayed with one submission (am_graph.cpp).
   std::unique_ptr<executable_graph> make_graph(const graph_capture& capture) override;
+  // The VRAM heaps' free bytes less the page tables that mapping them could take (am_memory.hpp).
+  std::optional<std::uint64_t> free_bytes() const override { return device_->free_bytes(); }
 
   // Kernel `kernel` of `co` in VRAM. At launch the buffers fill the first arguments of `args`
   // (pointers) and the vars the rest.

@@ -89,6 +89,8 @@ class am_device {
   // no room left). align: 0 = 4 KiB.
   allocation allocate(std::uint64_t bytes, bool cpu_visible = false, std::uint64_t align = 0);
   void release(const allocation& a);
+  // What allocate can still take, page tables included (am_memory::allocatable_bytes).
+  std::uint64_t free_bytes() const;
   void copy_in(const allocation& dst, std::uint64_t offset, std::span<const std::byte> src);
   void copy_out(std::span<std::byte> dst, const allocation& src, std::uint64_t offset);
   // For graphs (am_graph.cpp): the CPU's view of a cpu_visible allocation (the BAR0 mapping, or a

@@ -52,6 +52,8 @@ allocation am_device::allocate(std::uint64_t bytes, bool cpu_visible, std::uint6
 
 void am_device::release(const allocation& a) { mem_->release(a); }
 
+std::uint64_t am_device::free_bytes() const { return mem_->allocatable_bytes(); }
+
 queue::queue_memory am_device::host_memory(const allocation& a) { return mem_->host_memory(a); }
 
 void am_device::zero(const allocation& a) {

@@ -62,6 +62,21 @@ std::uint64_t am_memory::heap_free_bytes() const {
   return (visible_ ? visible_->free_bytes() : 0) + (hidden_ ? hidden_->free_bytes() : 0);
 }
 
+// A PTB (one 4 KiB table) maps 2 MiB with 4 KiB pages, a PDB0 1 GiB, a PDB1 512 GiB
+// (page_table.hpp). Mapping n fresh bytes creates at most one PTB per 2 MiB they touch and one
+// PDB0 per GiB, plus a partly used table at each end of each run of VA; `runs` bounds the runs.
+std::uint64_t am_memory::allocatable_bytes() const {
+  constexpr std::uint64_t runs = 64;
+  const std::uint64_t free = heap_free_bytes();
+  auto tables_for = [](std::uint64_t bytes) {
+    return (bytes / big_page + bytes / (1ull << 30) + 2 * runs) * page;
+  };
+  if (!pool_) return free > tables_for(free) ? free - tables_for(free) : 0;
+  const std::uint64_t pool_tables = pool_->free_bytes() / page;
+  const std::uint64_t mappable = pool_tables > 2 * runs ? (pool_tables - 2 * runs) * big_page : 0;
+  return std::min(free, mappable);
+}
+
 allocation am_memory::allocate(std::uint64_t bytes, bool cpu_visible, std::uint64_t align) {
   if (bytes == 0) throw usage_error(str(c_.name(), ": allocate of 0 bytes"));
   bytes = round_up(bytes, page);

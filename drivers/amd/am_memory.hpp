@@ -61,6 +61,10 @@ class am_memory {
   bool bar0_mapped() const { return mapping_ != nullptr; }
   std::byte* bar0_mapping() const { return mapping_; }
   std::uint64_t heap_free_bytes() const;
+  // heap_free_bytes less the page tables that mapping all of it with 4 KiB pages could create
+  // when the tables come from the heap (large BAR); with a separate pool, at most what the pool's
+  // free tables can map. What a planner compares its needs with (backend::free_bytes).
+  std::uint64_t allocatable_bytes() const;
 
  private:
   class bar_mirror;

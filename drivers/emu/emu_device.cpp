@@ -2,7 +2,9 @@
 // parsing of its device-name arguments.
 #include "drivers/emu/emu_device.hpp"
 
+#include <charconv>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +21,21 @@ namespace {
 constexpr const char* accepted =
     "accepted: AMD:EMU, AMD:EMU:gfx11, AMD:EMU:gfx12, AMD:EMU:gfx1100 (RX 7900 XTX), AMD:EMU:gfx1101 (RX 7800 XT), "
     "AMD:EMU:gfx1200 (RX 9060), AMD:EMU:gfx1201 (RX 9070 XT), AMD:EMU:usb, AMD:EMU:pci, AMD:EMU:gfx1101:usb "
-    "(a generation or processor, and a bus, each at most once)";
+    "(a generation or processor, and a bus, each at most once), and vram=<size> for a card of that much VRAM "
+    "(AMD:EMU:gfx12:usb:vram=256M; M or G, at least 128M, default 512M)";
+
+// "256M", "1G": a VRAM size for the emulated card; nullopt when it is not one.
+std::optional<std::uint64_t> parse_vram(std::string_view text) {
+  if (text.size() < 2) return std::nullopt;
+  const char unit = text.back();
+  const int shift = unit == 'M' || unit == 'm' ? 20 : unit == 'G' || unit == 'g' ? 30 : -1;
+  std::uint64_t n = 0;
+  const std::string_view digits = text.substr(0, text.size() - 1);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (shift < 0 || ec != std::errc() || end != digits.data() + digits.size() || n == 0 || n > (1u << 16) >> (shift - 20))
+    return std::nullopt;
+  return n << shift;
+}
 
 std::unique_ptr<transport::device_transport> open_on(emulated_machine& m) {
   return transport::open_transport("AMD", m.buses());  // as a card is opened: the bus is searched
@@ -63,7 +79,7 @@ void log_dispatch(const shader::launch& l, const shader::dispatch_counters& k) {
 
 emu_device_config parse_emu_device_args(std::string_view args) {
   emu_device_config config;
-  bool has_gen = false, has_bus = false;
+  bool has_gen = false, has_bus = false, has_vram = false;
   for (std::string_view rest = args; !rest.empty();) {
     const std::size_t colon = rest.find(':');
     const std::string_view word = rest.substr(0, colon);
@@ -75,6 +91,12 @@ emu_device_config parse_emu_device_args(std::string_view args) {
     } else if ((word == "pci" || word == "usb" || word == "PCI" || word == "USB") && !has_bus) {
       config.bus = parse_emulated_bus(word);
       has_bus = true;
+    } else if (word.starts_with("vram=") && !has_vram) {
+      const std::optional<std::uint64_t> bytes = parse_vram(word.substr(5));
+      if (!bytes || *bytes < (128ull << 20))
+        throw usage_error(str("device 'AMD:EMU:", args, "': '", word, "' is not a VRAM size of 128M or more; ", accepted));
+      config.vram_bytes = *bytes;
+      has_vram = true;
     } else {
       throw usage_error(str("device 'AMD:EMU:", args, "': '", word, "' is not a generation, processor or bus for the emulated GPU; ",
                             accepted));

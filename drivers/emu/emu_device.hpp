@@ -36,7 +36,7 @@ struct emu_device_config {
   std::uint64_t vram_bytes = 512ull << 20;
 };
 
-// "", "gfx11", "gfx12", "gfx1101", "usb", "pci", "gfx1201:usb", ...: what follows "AMD:EMU:" in a device name;
+// "", "gfx11", "gfx12", "gfx1101", "usb", "pci", "gfx1201:usb", "usb:vram=256M", ...: what follows "AMD:EMU:" in a device name;
 // usage_error listing the accepted forms otherwise.
 emu_device_config parse_emu_device_args(std::string_view args);
 

@@ -1,6 +1,6 @@
 // emu_device_registration.cpp: registers emu_device as "AMD:EMU": the emulated GPU on tg's AM
 // driver. "AMD:EMU" is gfx11 on the emulated PCI host; a generation and a bus may follow
-// ("AMD:EMU:gfx12", "AMD:EMU:usb", "AMD:EMU:gfx12:usb"). Real cards are "AMD"
+// ("AMD:EMU:gfx12", "AMD:EMU:usb", "AMD:EMU:gfx12:usb"), and a VRAM size ("AMD:EMU:usb:vram=256M"). Real cards are "AMD"
 // (drivers/amd/am_backend_registration.cpp, in libtg); the registry tries "AMD:EMU" first.
 //
 // Linked whole into whatever uses tg_emu_device_dep (libtg is built before drivers/emu can add to

@@ -10,6 +10,7 @@
 
 #include <tg/core/error.hpp>
 #include <tg/graph.hpp>
+#include <tg/log.hpp>
 
 #include "llm/gguf/gguf_file.hpp"
 #include "llm/model/activation_kernels.hpp"
@@ -17,6 +18,7 @@
 #include "llm/model/launch_vars.hpp"
 #include "llm/model/layer_plans.hpp"
 #include "llm/model/linear_kernels.hpp"
+#include "llm/model/memory_plan.hpp"
 
 namespace tg::model {
 
@@ -197,6 +199,18 @@ buffer zeroed_cache(device& dev, const std::vector<char>& zeros) {
   return b;
 }
 
+// The memory plan checked (memory_plan.hpp: a model that cannot fit fails here, before its
+// first allocation), then the weights loaded.
+model_weights load_planned(device& dev, const gguf::file& file, const model_config& c, const transformer_options& o) {
+  const memory_plan plan = plan_memory(dev, file, c, o);
+  if (plan.free && debug_level() >= 1)
+    log(log_level::debug, str(file.name(), ": memory plan: weights ", plan.need.weights >> 10, " KiB, KV cache ",
+                              plan.need.kv_cache >> 10, " KiB, activations ", plan.need.activations >> 10, " KiB, kernels ",
+                              plan.need.kernels >> 10, " KiB; ", *plan.free >> 10, " KiB free on ", dev.name()));
+  require_fits(plan, file.name());
+  return load_model_weights(dev, file, c);
+}
+
 }  // namespace
 
 const char* kv_cache_type_name(kv_cache_type type) {
@@ -209,7 +223,7 @@ const char* kv_cache_type_name(kv_cache_type type) {
 }
 
 transformer::transformer(device& dev, const gguf::file& file, transformer_options options)
-    : dev_(dev), config_(model_config::from_gguf(file)), weights_(load_model_weights(dev, file, config_)) {
+    : dev_(dev), config_(model_config::from_gguf(file)), weights_(load_planned(dev, file, config_, options)) {
   const model_config& c = config_;
   if (c.rope_dim != c.head_dim)
     throw usage_error(str(file.name(), ": partial RoPE (", c.rope_dim, " of ", c.head_dim, " dims) is not supported"));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,6 +86,10 @@ class backend {
   // A graph of launches of this backend's programs. The default (runtime/jit/launch_list.cpp)
   // launches each program in turn from argument arrays prepared at capture.
   virtual std::unique_ptr<executable_graph> make_graph(const graph_capture& capture);
+  // Bytes that allocate can still hand out, with what mapping them costs (page tables) already
+  // taken off; nullopt where the backend cannot say (the CPU: host memory). For planning
+  // before a large load (llm/model/memory_plan.hpp); fragmentation may leave less in one piece.
+  virtual std::optional<std::uint64_t> free_bytes() const { return std::nullopt; }
 };
 
 // How to open a device, apart from its name. Zero and empty mean the default.

@@ -68,7 +68,7 @@ TEST_CASE("the emulator's firmware set of each processor has its IP versions in 
   CHECK_THROWS_AS(firmware_versions_for("gfx1030"), tg::usage_error);
 }
 
-TEST_CASE("AMD:EMU takes a generation or processor and a bus, each at most once") {
+TEST_CASE("AMD:EMU takes a generation or processor, a bus and a VRAM size, each at most once") {
   emu_device_config c = parse_emu_device_args("gfx1101:usb");
   CHECK(c.gen == gfx_gen::gfx11);
   CHECK(c.processor == "gfx1101");
@@ -82,7 +82,13 @@ TEST_CASE("AMD:EMU takes a generation or processor and a bus, each at most once"
   CHECK(c.processor.empty());
   c = parse_emu_device_args("gfx1100");
   CHECK(c.processor == "gfx1100");
-  for (const char* bad : {"gfx1101:gfx11", "gfx1201:gfx1201", "usb:gfx1101:pci", "gfx1102", "gfx1101:sata"}) {
+  CHECK(c.vram_bytes == 512ull << 20);
+  c = parse_emu_device_args("gfx12:usb:vram=256M");  // a small card (issues 14 and 15: VRAM nearly full)
+  CHECK(c.bus == emulated_bus::usb);
+  CHECK(c.vram_bytes == 256ull << 20);
+  CHECK(parse_emu_device_args("vram=2G").vram_bytes == 2ull << 30);
+  for (const char* bad : {"gfx1101:gfx11", "gfx1201:gfx1201", "usb:gfx1101:pci", "gfx1102", "gfx1101:sata", "vram=64M",
+                          "vram=256", "vram=xM", "vram=256M:vram=512M"}) {
     CAPTURE(std::string(bad));
     CHECK_THROWS_WITH_AS(parse_emu_device_args(bad), doctest::Contains("AMD:EMU:gfx1101 (RX 7800 XT)"), tg::usage_error);
   }
