@@ -17,6 +17,7 @@
 #include "runtime/codegen/amdgpu_compiler.hpp"
 #include "runtime/codegen/amdgpu_kernel.hpp"
 #include "runtime/codegen/amdgpu_metadata.hpp"
+#include "runtime/codegen/gpu_frame.hpp"
 #include "runtime/device/kernel_compiler.hpp"
 
 namespace tg::amd {
@@ -99,6 +100,7 @@ class am_kernel_compiler final : public kernel_compiler {
  public:
   am_kernel_compiler(am_backend& owner, const std::string& processor) : owner_(owner), amdgpu_(processor) {
     traits_.of = opt::target_traits::kind::gpu;
+    traits_.gpu.max_reduce_unroll = codegen::max_gpu_reduce_unroll;  // what codegen::emit_amdgpu_kernel takes
   }
   const opt::target_traits& traits() const override { return traits_; }
 

@@ -1,6 +1,6 @@
 // amdgpu_kernel.hpp: a kernel AST as an AMDGPU kernel in LLVM IR (amdgcn-amd-amdhsa, wave32), the
 // renderer of the AMD backend. The schedule: one work-item (or a group of them) per output
-// element, in workgroups of `workgroup_size` along the flattened output, the last workgroup
+// element or per register tile of them, in workgroups of `workgroup_size` along the flattened output, the last workgroup
 // bounds-guarded.
 // The ops are the CPU renderer's (llvm_kernel.cpp, through kernel_frame.hpp); what differs is the
 // frame:
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 #include <tg/ast/node.hpp>
 
 #include "runtime/codegen/llvm_kernel.hpp"
@@ -29,18 +30,22 @@ struct amdgpu_kernel_shape {
   int workgroup_size = 256;    // work-items per workgroup, along x
   int group_lanes = 1;         // work-items per output element (kernel_opts::group_lanes)
   int reduce_unroll = 1;       // kernel_opts::reduce_unroll
+  std::vector<int> upcast;     // kernel_opts::upcast: a work-item per tile of upcast[r] values of range r
 };
 
 // Emits @name into `module` (whose triple and data layout are the AMDGPU target's), shaped by
 // the GPU opts of `opts` (runtime/opt/gpu_heuristic.hpp): with group_lanes G > 1 (a power of
 // two up to 32; the workgroup a multiple of 32), G consecutive work-items of a wave share each
-// output element, exchanging partial reduces with ds_bpermute_b32; reduce_unroll. The CPU's
-// register tiles (upcast) are not taken on a GPU yet.
+// output element, exchanging partial reduces with ds_bpermute_b32; reduce_unroll; upcast U_r (at
+// most 16): a work-item computes a register tile of U_r neighbouring values of each output range
+// r (a matmul's rows and columns), ceil(bound / U_r) work-items along the range, the last tile
+// pulled back to end at the bound (overlapping the one before) where U_r does not divide it.
 amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& name, std::span<const ast::node> nodes,
                                        int global_ranges, int workgroup_size, const kernel_opts& opts = {});
 
-// How many workgroups cover the kernel's output at launch: ceil(product of the output range
-// bounds, evaluated with `vars`, times group_lanes / workgroup_size); 0 for an empty output.
+// How many workgroups cover the kernel's output at launch: ceil(product over the output ranges
+// of ceil(bound / upcast), the bounds evaluated with `vars`, times group_lanes / workgroup_size);
+// 0 for an empty output.
 std::uint64_t amdgpu_workgroups(std::span<const ast::node> nodes, int global_ranges, const amdgpu_kernel_shape& shape,
                                 std::span<const std::int64_t> vars);
 

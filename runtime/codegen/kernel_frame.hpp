@@ -4,7 +4,8 @@
 // output range. A GPU frame (amdgpu_kernel.cpp) gives one thread per output element: the function
 // takes the buffers as its first arguments and the variables after them, and the frame says how
 // the thread finds its flat index; the emitter bounds-guards it and splits it into the output
-// range values (the last range fastest, as the CPU's loops nest); with kernel_opts::group_lanes
+// range values (the last range fastest, as the CPU's loops nest; with kernel_opts::upcast a thread
+// takes a tile of U neighbouring values of a range, ceil(bound / U) threads along it); with kernel_opts::group_lanes
 // G > 1, G consecutive threads share an element (flat index / G) and its top-level reduce, and
 // the frame supplies the cross-lane exchange that combines their parts. Only codegen includes it.
 #pragma once

@@ -154,11 +154,15 @@ class emitter : value_ops {
       group_lane_ = b_.CreateAnd(id, b_.getInt64(std::uint64_t(g - 1)), "group_lane");
       id = b_.CreateLShr(id, b_.getInt64(std::uint64_t(std::countr_zero(unsigned(g)))), "element");
     }
-    std::vector<llvm::Value*> bounds;
+    if (vec_range_ >= 0) throw usage_error("codegen: vector lanes on a GPU frame (give vector_lanes = false)");
+    // With upcast U on a range, a thread takes U neighbouring values of it: ceil(bound / U)
+    // threads along the range (upcast_threads).
+    std::vector<llvm::Value*> bounds, threads;
     llvm::Value* total = b_.getInt64(1);
     for (int r = 0; r < n_global_; ++r) {
       bounds.push_back(emit(nodes_[std::size_t(find_range(r))].src[0])[0]);
-      total = b_.CreateMul(total, bounds.back(), "", true, true);
+      threads.push_back(upcast(r) == 1 ? bounds.back() : upcast_threads(bounds.back(), upcast(r)));
+      total = b_.CreateMul(total, threads.back(), "", true, true);
     }
     auto* body = llvm::BasicBlock::Create(ctx_, "element", f_);
     auto* done = llvm::BasicBlock::Create(ctx_, "done", f_);
@@ -166,13 +170,46 @@ class emitter : value_ops {
     b_.SetInsertPoint(body);
     llvm::Value* rest = id;  // non-negative, so unsigned division is exact
     for (int r = n_global_ - 1; r >= 0; --r) {
-      llvm::Value* value = r == 0 ? rest : b_.CreateURem(rest, bounds[std::size_t(r)]);
-      if (r > 0) rest = b_.CreateUDiv(rest, bounds[std::size_t(r)]);
-      scopes_.back()[find_range(r)] = splat(value);
+      llvm::Value* value = r == 0 ? rest : b_.CreateURem(rest, threads[std::size_t(r)]);
+      if (r > 0) rest = b_.CreateUDiv(rest, threads[std::size_t(r)]);
+      scopes_.back()[find_range(r)] = upcast(r) == 1 ? splat(value) : tile_values(value, bounds[std::size_t(r)], r);
     }
     emit(store);
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
+  }
+
+  // ceil(bound / u), for a bound known non-negative.
+  llvm::Value* upcast_threads(llvm::Value* bound, int u) {
+    llvm::Value* up = b_.CreateAdd(bound, b_.getInt64(std::uint64_t(u - 1)), "", true, true);
+    return b_.CreateUDiv(up, b_.getInt64(std::uint64_t(u)));
+  }
+  // The U values of range r a GPU thread takes (U = upcast(r)), one per lane: base + digit for
+  // base = U x its index along r. Where U does not divide the bound, the last thread's base is
+  // pulled back to bound - U, so its tile overlaps the one before (those elements are computed
+  // twice, by the same instructions, and stored twice with the same value) and every lane stays
+  // in bounds with neighbouring lanes on neighbouring values; where the bound may be below U (a
+  // symbolic one, or a constant smaller than U) each lane is also clamped to bound - 1.
+  lanes tile_values(llvm::Value* index, llvm::Value* bound, int r) {
+    const std::int64_t u = upcast(r);
+    llvm::Value* base = b_.CreateMul(index, b_.getInt64(std::uint64_t(u)), "tile", true, true);
+    auto* c = llvm::dyn_cast<llvm::ConstantInt>(bound);
+    const bool divides = c != nullptr && c->getSExtValue() % u == 0;
+    const bool fits = c != nullptr && c->getSExtValue() >= u;
+    if (!divides) {
+      llvm::Value* last = b_.CreateSub(bound, b_.getInt64(std::uint64_t(u)));
+      base = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, base, last);
+      if (!fits) base = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, base, b_.getInt64(0));
+    }
+    llvm::Value* top = fits ? nullptr : b_.CreateSub(bound, b_.getInt64(1));
+    std::vector<llvm::Value*> by_digit;
+    for (std::int64_t digit = 0; digit < u; ++digit) {
+      llvm::Value* at = digit == 0 ? base : b_.CreateAdd(base, b_.getInt64(std::uint64_t(digit)), "", true, true);
+      by_digit.push_back(top == nullptr ? at : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, at, top));
+    }
+    lanes v(static_cast<std::size_t>(lane_count_));
+    for (int lane = 0; lane < lane_count_; ++lane) v[std::size_t(lane)] = by_digit[std::size_t(lane_digit(lane, r))];
+    return v;
   }
 
   static bool is_vec(llvm::Value* v) { return v->getType()->isVectorTy(); }
@@ -473,12 +510,20 @@ class emitter : value_ops {
     // per wait. A copy past the bound evaluates the trip's first iteration (so its loads stay
     // in bounds) and is not accumulated.
     const std::int64_t spacing = split ? outer_lanes : nested ? opts_.nested_lanes : 1;
+    // On a GPU frame without groups (a matmul's register tile: kernel_opts::upcast) the innermost
+    // loops take copies too, into one accumulator per lane: the loads of a trip are independent
+    // and in flight together, and the tile's lanes already give the adds independent chains.
     int copies = 1;
-    if (group_lane_ != nullptr && (split || nested || !has_loop_below(x.src[0]))) {
+    auto* constant_bound = llvm::dyn_cast<llvm::ConstantInt>(bound);
+    if (frame_.gpu() && (split || nested || !has_loop_below(x.src[0]))) {
       copies = std::max(1, opts_.reduce_unroll);
-      if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(bound))  // no copy that can never be in range
-        copies = int(std::clamp<std::int64_t>((c->getSExtValue() + spacing - 1) / spacing, 1, copies));
+      if (constant_bound != nullptr)  // no copy that can never be in range
+        copies = int(std::clamp<std::int64_t>((constant_bound->getSExtValue() + spacing - 1) / spacing, 1, copies));
     }
+    const bool chain = group_lane_ == nullptr && copies > 1;
+    // Every trip whole when a constant bound is a multiple of spacing x copies (each thread
+    // starts below `spacing`): no copy needs its range check.
+    const bool whole = constant_bound != nullptr && constant_bound->getSExtValue() % (spacing * copies) == 0;
     auto* pre = b_.GetInsertBlock();
     llvm::Value* start = b_.getInt64(0);
     if (split) start = outer_lanes == opts_.group_lanes ? group_lane_ : b_.CreateAnd(group_lane_, b_.getInt64(std::uint64_t(outer_lanes - 1)));
@@ -491,8 +536,11 @@ class emitter : value_ops {
       llvm::Value* index = l.index;
       if (u > 0) {
         llvm::Value* at = b_.CreateAdd(l.index, b_.getInt64(std::uint64_t(u * spacing)), "", true, true);
-        in_range[std::size_t(u)] = b_.CreateICmpSLT(at, bound);
-        index = b_.CreateSelect(in_range[std::size_t(u)], at, l.index);
+        if (!whole) {
+          in_range[std::size_t(u)] = b_.CreateICmpSLT(at, bound);
+          at = b_.CreateSelect(in_range[std::size_t(u)], at, l.index);
+        }
+        index = at;
       }
       scopes_.emplace_back();
       scopes_.back()[x.src[1]] = splat(index);
@@ -501,7 +549,7 @@ class emitter : value_ops {
     }
     --reduce_depth_;
     // accumulators: phis in the header, scalar or vector like the values they sum
-    std::vector<lanes> acc(static_cast<std::size_t>(copies), lanes(static_cast<std::size_t>(lane_count_)));
+    std::vector<lanes> acc(chain ? 1 : std::size_t(copies), lanes(static_cast<std::size_t>(lane_count_)));
     {
       auto saved = b_.saveIP();
       b_.SetInsertPoint(l.header, l.header->getFirstNonPHIIt());
@@ -514,12 +562,14 @@ class emitter : value_ops {
         }
       b_.restoreIP(saved);
     }
-    std::vector<lanes> next(acc.size(), lanes(acc[0].size()));
-    for (std::size_t u = 0; u < acc.size(); ++u)
-      for (std::size_t i = 0; i < acc[u].size(); ++i) {
-        next[u][i] = accumulate(x.o, x.dt, acc[u][i], values[u][i]);
-        if (in_range[u] != nullptr) next[u][i] = b_.CreateSelect(in_range[u], next[u][i], acc[u][i]);
+    std::vector<lanes> next = acc;
+    for (std::size_t u = 0; u < values.size(); ++u) {
+      const std::size_t into = chain ? 0 : u;
+      for (std::size_t i = 0; i < next[into].size(); ++i) {
+        llvm::Value* sum = accumulate(x.o, x.dt, next[into][i], values[u][i]);
+        next[into][i] = in_range[u] != nullptr ? b_.CreateSelect(in_range[u], sum, next[into][i]) : sum;
       }
+    }
     close_loop(l);
     for (std::size_t u = 0; u < acc.size(); ++u)
       for (std::size_t i = 0; i < acc[u].size(); ++i)

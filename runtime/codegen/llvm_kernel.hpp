@@ -24,7 +24,9 @@ struct x86_isa {
 };
 
 // How to shape the loops: upcast[i] > 1 makes output range i step by that factor, with
-// the body repeated per lane (a register tile the SLP vectorizer turns into vector code).
+// the body repeated per lane (a register tile the SLP vectorizer turns into vector code). On a
+// GPU frame a thread computes the tile (scalar lanes: vector_lanes must be false there), and
+// where the factor does not divide the bound the last tile is pulled back to end at it.
 struct kernel_opts {
   std::vector<int> upcast;  // one per output range; empty means none
   // The innermost upcast range becomes an LLVM vector; false keeps every lane scalar, so
@@ -38,9 +40,11 @@ struct kernel_opts {
   // row) instead of one thread walking the whole row. 1: one thread per element. The CPU
   // frame ignores it.
   int group_lanes = 1;
-  // With group_lanes > 1: each thread takes this many iterations of the split reduce per loop
-  // trip (G apart), into independent accumulators, so its loads are in flight together
-  // rather than one latency each.
+  // GPU frames: with group_lanes > 1, each thread takes this many iterations of the split
+  // reduce per loop trip (G apart), into independent accumulators, so its loads are in flight
+  // together rather than one latency each; with group_lanes = 1, this many iterations of each
+  // innermost reduce loop per trip, into one accumulator per lane (a matmul's tile). The CPU
+  // frame ignores it.
   int reduce_unroll = 1;
   // With group_lanes G > 1: where the split reduce's body is directly another reduce of the
   // same kind (a sum over a block loop inside a lane-hinted dot: the LLM's quantized matmuls),

@@ -1,8 +1,10 @@
 // gpu_heuristic.cpp: see gpu_heuristic.hpp.
 #include "runtime/opt/gpu_heuristic.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "runtime/opt/access_strides.hpp"
@@ -20,6 +22,7 @@ struct top_reduce {
   // Where its body is directly a loop reduce of the same kind (a lane-hinted dot whose lanes
   // each walk the row's blocks): that reduce's bound, -1 when symbolic; else 0.
   std::int64_t nested_bound = 0;
+  bool lanes_hint = false;   // hinted reduce_as_lanes (the LLM's int8 dots)
 };
 
 std::vector<top_reduce> top_level_reduces(std::span<const ast::node> nodes) {
@@ -50,7 +53,7 @@ std::vector<top_reduce> top_level_reduces(std::span<const ast::node> nodes) {
     const ast::node& body = nodes[std::size_t(n.src[0])];
     if (body.o == n.o && body.dt == n.dt && body.arg != ast::reduce_as_lanes)
       nested_bound = const_bound(nodes, int(nodes[std::size_t(body.src[1])].arg));
-    tops.push_back({range, bound, iterations, nested_bound});
+    tops.push_back({range, bound, iterations, nested_bound, n.arg == ast::reduce_as_lanes});
   }
   return tops;
 }
@@ -96,6 +99,56 @@ std::int64_t constant_outputs(std::span<const ast::node> nodes, int global_range
   return total;
 }
 
+// A matrix-matrix kernel's two tile ranges: output ranges m < n where some load is invariant
+// along n and moves along m (a matmul's a, read by row) and another is invariant along m and
+// moves along n (b, read by column); the innermost such pair (a batched matmul's last two
+// ranges), or {-1, -1}.
+std::pair<int, int> matmul_ranges(std::span<const ast::node> nodes, int global_ranges) {
+  auto some_load = [&](int moves, int stays) {
+    for (const ast::node& n : nodes)
+      if (n.o == ast::op::load && element_stride(nodes, n, stays) == 0 && element_stride(nodes, n, moves) != 0) return true;
+    return false;
+  };
+  for (int n = global_ranges - 1; n >= 1; --n)
+    for (int m = n - 1; m >= 0; --m)
+      if (some_load(m, n) && some_load(n, m)) return {m, n};
+  return {-1, -1};
+}
+
+// The register tile of a matrix-matrix kernel: each work-item computes tm x tn outputs, so per
+// reduce step it loads tm elements of a and tn of b and does tm x tn multiply-adds, where one
+// work-item per output loads two per multiply-add. Grown (columns first: b's neighbouring
+// elements are one wide load) up to 4 x 4 while the work-items left still fill the GPU
+// (traits.busy_threads): the model (tests/bench/gpu_roofline) charges a wave per memory
+// latency it waits, so fewer, longer-walking work-items only pay where there are enough of
+// them. The reduce is unrolled so a trip has about 64 elements in flight: 32 steps for 1 x 1
+// (where the renderer takes 32: traits.max_reduce_unroll), 8 for 4 x 4, within 128 VGPRs (12
+// waves per SIMD).
+void choose_matmul_tile(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits,
+                        codegen::kernel_opts& opts) {
+  const auto [m, n] = matmul_ranges(nodes, global_ranges);
+  if (m < 0) return;
+  const std::int64_t bm = const_bound(nodes, m), bn = const_bound(nodes, n);
+  if (bm < 0 || bn < 0) return;  // a symbolic tile range: left as it is (a repeated binding specializes it)
+  std::int64_t outputs = 1;       // symbolic ranges other than the tile's count as 1
+  for (int r = 0; r < global_ranges; ++r) outputs *= std::max<std::int64_t>(1, const_bound(nodes, r));
+  int tm = 1, tn = 1;
+  auto can_grow = [&](int f, std::int64_t bound) {
+    return f * 2 <= 4 && bound >= f * 2 && outputs / (std::int64_t(tm) * tn * 2) >= traits.busy_threads;
+  };
+  for (;;) {
+    if (tn <= tm && can_grow(tn, bn)) tn *= 2;
+    else if (can_grow(tm, bm)) tm *= 2;
+    else if (can_grow(tn, bn)) tn *= 2;
+    else break;
+  }
+  opts.upcast.assign(std::size_t(global_ranges), 1);
+  opts.upcast[std::size_t(m)] = tm;
+  opts.upcast[std::size_t(n)] = tn;
+  opts.reduce_unroll = 1;
+  while (opts.reduce_unroll * 2 * (tm + tn) <= 64 && opts.reduce_unroll * 2 <= traits.max_reduce_unroll) opts.reduce_unroll *= 2;
+}
+
 }  // namespace
 
 codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits) {
@@ -131,6 +184,9 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   // per wait, the most a matvec row needs to reach memory speed in the roofline model
   // (tests/bench/gpu_roofline) without spilling.
   if (group > 1) opts.group_lanes = group, opts.reduce_unroll = 4, opts.nested_lanes = nested;
+  // One work-item per output and one plain loop reduce over rows and columns: a matmul's tile.
+  if (group <= 1 && global_ranges >= 2 && tops.size() == 1 && !tops[0].lanes_hint && tops[0].nested_bound == 0)
+    choose_matmul_tile(nodes, global_ranges, traits, opts);
   return opts;
 }
 

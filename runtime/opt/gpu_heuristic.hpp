@@ -3,7 +3,11 @@
 // threads read neighbouring bytes. One thread per output element does that when the outputs'
 // last range walks memory contiguously (an elementwise kernel, a matmul's columns); when it
 // does not (a matvec's rows, a norm's or softmax's rows), a group of threads shares each
-// element and splits its reduce, so the group reads the row together.
+// element and splits its reduce, so the group reads the row together. A matrix-matrix kernel
+// (one loop reduce, a load invariant along each of two output ranges) keeps one thread per
+// output or, where there are outputs enough to fill the GPU, one per register tile of up to
+// 4 x 4 of them (kernel_opts::upcast), with its reduce unrolled so a trip's loads are in
+// flight together.
 #pragma once
 #include <span>
 #include <tg/ast/node.hpp>
@@ -16,6 +20,7 @@ namespace tg::opt {
 struct gpu_traits {
   int wave_lanes = 32;            // threads that issue a load together (RDNA wave32, NVIDIA's warp)
   int busy_threads = 1 << 16;     // threads it takes to keep the whole GPU busy, about
+  int max_reduce_unroll = 16;     // the most kernel_opts::reduce_unroll the renderer takes (AMD's: 32)
 };
 
 codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits);

@@ -230,7 +230,7 @@ TEST_CASE("the codegen refuses group sizes a wave cannot hold") {
     tg::codegen::kernel_opts opts;
     opts.group_lanes = lanes;
     CHECK_THROWS_WITH_AS(tg::codegen::emit_amdgpu_kernel(module, "k", kernel.nodes, kernel.global_ranges, size, opts),
-                         doctest::Contains("work-items per element"), tg::usage_error);
+                         doctest::Contains("threads per element with block size"), tg::usage_error);
   }
 }
 
