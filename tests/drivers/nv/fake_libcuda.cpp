@@ -1,0 +1,100 @@
+/* fake_libcuda.cpp: a stand-in for the NVIDIA driver's libcuda.so.1, for the NV backend's tests on a
+ * machine without one (tests/drivers/nv/nv_device_test.cpp points TG_LIBCUDA at it). Device memory
+ * is host memory; a module is the PTX text it was given; a launch runs nothing and is recorded for
+ * the test to read back (fake_cuda_launches). FAKE_CUDA_MODE=no_device makes cuInit report no GPU.
+ * Built with -DFAKE_CUDA_PARTIAL it exports cuInit alone, like a driver too old for tg. Signatures
+ * as the CUDA Driver API's (cuda.h). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+
+typedef int CUresult;
+
+CUresult cuInit(unsigned flags) {
+  (void)flags;
+  const char* mode = getenv("FAKE_CUDA_MODE");
+  return mode && strcmp(mode, "no_device") == 0 ? 100 : 0; /* CUDA_ERROR_NO_DEVICE */
+}
+
+#ifndef FAKE_CUDA_PARTIAL
+struct fake_launch {
+  unsigned grid[3], block[3];
+  int params;
+  uint64_t values[16];
+};
+static struct fake_launch launches[4096];
+static int launch_count = 0;
+static char last_ptx[1 << 20];
+static int module_loads = 0, host_allocs = 0;
+
+int fake_cuda_launches(const struct fake_launch** out) { *out = launches; return launch_count; }
+const char* fake_cuda_last_ptx(void) { return last_ptx; }
+int fake_cuda_module_loads(void) { return module_loads; }
+int fake_cuda_host_allocs(void) { return host_allocs; }
+
+CUresult cuGetErrorName(CUresult e, const char** s) { *s = e == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_FAKE"; return 0; }
+CUresult cuGetErrorString(CUresult e, const char** s) { *s = e == 100 ? "no CUDA-capable device is detected" : "fake"; return 0; }
+CUresult cuDeviceGetCount(int* n) { *n = 1; return 0; }
+CUresult cuDeviceGet(int* d, int i) { *d = i; return i == 0 ? 0 : 101; }
+CUresult cuDeviceGetName(char* name, int len, int d) { (void)d; strncpy(name, "Fake GPU", (size_t)len); return 0; }
+CUresult cuDeviceGetAttribute(int* v, int attribute, int d) {
+  (void)d;
+  *v = attribute == 75 ? 9 : attribute == 76 ? 0 : attribute == 16 ? 132 : 0; /* sm_90, 132 SMs */
+  return 0;
+}
+CUresult cuDeviceTotalMem_v2(size_t* b, int d) { (void)d; *b = (size_t)1 << 30; return 0; }
+CUresult cuDevicePrimaryCtxRetain(void** c, int d) { (void)d; *c = (void*)0x1; return 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
+CUresult cuCtxSetCurrent(void* c) { (void)c; return 0; }
+CUresult cuMemGetInfo_v2(size_t* f, size_t* t) { *f = *t = (size_t)1 << 30; return 0; }
+CUresult cuMemAlloc_v2(uint64_t* p, size_t n) { *p = (uint64_t)(uintptr_t)malloc(n); return *p ? 0 : 2; }
+CUresult cuMemFree_v2(uint64_t p) { free((void*)(uintptr_t)p); return 0; }
+CUresult cuMemAllocHost_v2(void** p, size_t n) { ++host_allocs; *p = malloc(n); return *p ? 0 : 2; }
+CUresult cuMemFreeHost(void* p) { free(p); return 0; }
+CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void* s, size_t n, void* st) { (void)st; memcpy((void*)(uintptr_t)d, s, n); return 0; }
+CUresult cuMemcpyDtoHAsync_v2(void* d, uint64_t s, size_t n, void* st) { (void)st; memcpy(d, (void*)(uintptr_t)s, n); return 0; }
+CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void* st) { (void)st; memmove((void*)(uintptr_t)d, (void*)(uintptr_t)s, n); return 0; }
+/* Refuses, as the real JIT would, PTX without an entry or calling a function it does not define
+ * (there is nothing for it to link), writing why into the error log the caller passed. */
+CUresult cuModuleLoadDataEx(void** m, const void* image, unsigned n, int* keys, void** values) {
+  strncpy(last_ptx, (const char*)image, sizeof last_ptx - 1);
+  ++module_loads;
+  *m = (void*)(uintptr_t)module_loads;
+  const char* why = !strstr(last_ptx, ".visible .entry") ? "no .entry in the PTX"
+                    : strstr(last_ptx, ".extern .func")   ? "the PTX calls an external function"
+                                                          : NULL;
+  if (!why) return 0;
+  for (unsigned i = 0; i + 1 < n; ++i)
+    if (keys[i] == 5 && keys[i + 1] == 6) strncpy((char*)values[i], why, (size_t)(uintptr_t)values[i + 1] - 1);
+  return 218; /* CUDA_ERROR_INVALID_PTX */
+}
+CUresult cuModuleGetFunction(void** f, void* m, const char* name) { (void)name; *f = m; return 0; }
+CUresult cuModuleUnload(void* m) { (void)m; return 0; }
+CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, void* stream, void** params, void** extra) {
+  (void)f; (void)shared; (void)stream; (void)extra;
+  if (launch_count == 4096) return 1;
+  struct fake_launch* l = &launches[launch_count++];
+  l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz, l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
+  l->params = 0;
+  /* tg's kernels take 8-byte parameters only (pointers, i64 variables); the count is not passed,
+   * so the test says how many to read through FAKE_CUDA_PARAMS. */
+  const char* np = getenv("FAKE_CUDA_PARAMS");
+  int count = np ? atoi(np) : 0;
+  for (int i = 0; i < count && i < 16; ++i) l->values[l->params++] = *(const uint64_t*)params[i];
+  return 0;
+}
+CUresult cuStreamCreate(void** s, unsigned flags) { (void)flags; *s = (void*)0x2; return 0; }
+CUresult cuStreamDestroy_v2(void* s) { (void)s; return 0; }
+CUresult cuStreamQuery(void* s) { (void)s; return 0; }
+CUresult cuStreamSynchronize(void* s) { (void)s; return 0; }
+CUresult cuEventCreate(void** e, unsigned flags) { (void)flags; *e = (void*)0x3; return 0; }
+CUresult cuEventDestroy_v2(void* e) { (void)e; return 0; }
+CUresult cuEventRecord(void* e, void* s) { (void)e; (void)s; return 0; }
+CUresult cuEventSynchronize(void* e) { (void)e; return 0; }
+CUresult cuEventElapsedTime(float* ms, void* a, void* b) { (void)a; (void)b; *ms = 0; return 0; }
+#endif
+
+}  // extern "C"

@@ -1,0 +1,136 @@
+// nv_device_test.cpp: the NV device without an NVIDIA GPU. Its errors: no driver library, a
+// library without the functions tg needs, a driver that finds no GPU, a bad device number. Then,
+// on a stand-in driver (fake_libcuda.cpp: host memory, launches recorded rather than run), the
+// backend's own work: device information, copies large enough to go through the pinned staging
+// buffer, PTX handed to the driver's loader, and launches with the grid, the block and the
+// parameters (buffer addresses, then variables) tg's NVPTX kernels expect. The test cases run in
+// this order: the driver loads once per process, and only a successful load is kept.
+// TG_FAKE_LIBCUDA and TG_FAKE_LIBCUDA_PARTIAL name the two stand-in libraries (meson sets them).
+#include <doctest/doctest.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tg/device.hpp>
+#include <tg/tg.hpp>
+
+#include "drivers/nv/nv_backend.hpp"
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  REQUIRE_MESSAGE(v != nullptr, name << " is not set (meson sets it)");
+  return v;
+}
+
+std::string open_error(const char* device_name = "NV") {
+  try {
+    tg::device dev(device_name);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(opened)";
+}
+
+struct fake_launch {
+  unsigned grid[3], block[3];
+  int params;
+  std::uint64_t values[16];
+};
+
+}  // namespace
+
+TEST_CASE("without the NVIDIA driver, NV says which library it could not load") {
+  setenv("TG_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  const std::string e = open_error();
+  CHECK(e.find("cannot load the CUDA driver /nonexistent/libcuda.so.1") != std::string::npos);
+  CHECK(e.find("needs the NVIDIA driver installed") != std::string::npos);
+  CHECK_THROWS_WITH_AS(tg::device("NV:first"), doctest::Contains("give a GPU number"), tg::usage_error);
+}
+
+TEST_CASE("a driver library without the functions tg needs is named with the first one missing") {
+  setenv("TG_LIBCUDA", env("TG_FAKE_LIBCUDA_PARTIAL").c_str(), 1);
+  const std::string e = open_error();
+  CHECK(e.find("has no cuGetErrorName") != std::string::npos);
+  CHECK(e.find("too old") != std::string::npos);
+}
+
+TEST_CASE("a driver that finds no GPU says so, with the driver's own error") {
+  setenv("TG_LIBCUDA", env("TG_FAKE_LIBCUDA").c_str(), 1);
+  setenv("FAKE_CUDA_MODE", "no_device", 1);
+  const std::string e = open_error();
+  CHECK(e.find("the NVIDIA driver found no GPU") != std::string::npos);
+  CHECK(e.find("CUDA_ERROR_NO_DEVICE") != std::string::npos);
+  unsetenv("FAKE_CUDA_MODE");
+}
+
+TEST_CASE("on a stand-in driver: device information, staged copies, PTX loaded, launches with their grid and parameters") {
+  setenv("TG_LIBCUDA", env("TG_FAKE_LIBCUDA").c_str(), 1);
+  tg::device dev("NV");
+  auto& nv = dynamic_cast<tg::nv::nv_backend&>(dev.impl());
+  CHECK(nv.info().name == "Fake GPU");
+  CHECK(nv.info().arch == "sm_90");
+  CHECK(nv.info().multiprocessors == 132);
+  CHECK_THROWS_WITH_AS(tg::device("NV:1"), doctest::Contains("this machine has 1 NVIDIA GPU (NV:0)"), tg::usage_error);
+
+  void* lib = dlopen(env("TG_FAKE_LIBCUDA").c_str(), RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(lib != nullptr);
+  auto launches = reinterpret_cast<int (*)(const fake_launch**)>(dlsym(lib, "fake_cuda_launches"));
+  auto last_ptx = reinterpret_cast<const char* (*)()>(dlsym(lib, "fake_cuda_last_ptx"));
+  auto host_allocs = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_host_allocs"));
+  REQUIRE(reinterpret_cast<void*>(launches) != nullptr);
+  REQUIRE(reinterpret_cast<void*>(last_ptx) != nullptr);
+  REQUIRE(reinterpret_cast<void*>(host_allocs) != nullptr);
+
+  SUBCASE("a 40 MiB copy goes through the pinned staging halves and back intact") {
+    const std::size_t n = (40u << 20) + 12345;
+    std::vector<std::byte> in(n), out(n);
+    std::mt19937 rng(3);
+    for (auto& b : in) b = std::byte(rng());
+    tg::buffer buf = dev.allocate(n);
+    buf.copy_in(in.data(), n);
+    buf.copy_out(out.data(), n);
+    CHECK(in == out);
+    CHECK(host_allocs() == 1);  // the staging buffer, made once
+  }
+  SUBCASE("a plan's kernel: sm_90 PTX with its entry, 4 blocks of 256 for 1000 elements, buffer addresses as parameters") {
+    constexpr auto x = tg::input<float>("x", tg::dims<1000>);
+    constexpr auto plan = tg::lower(x * 3.0f + 1.0f);
+    std::vector<float> xs(1000, 1.0f);
+    const fake_launch* recorded = nullptr;
+    const int before = launches(&recorded);
+    setenv("FAKE_CUDA_PARAMS", "2", 1);
+    (void)dev.run(plan, {{"x", xs}});  // the stand-in runs nothing: only what was asked is checked
+    const int after = launches(&recorded);
+    REQUIRE(after == before + 1);
+    const fake_launch& l = recorded[after - 1];
+    CHECK(l.grid[0] == 4);
+    CHECK((l.grid[1] == 1 && l.grid[2] == 1));
+    CHECK((l.block[0] == 256 && l.block[1] == 1 && l.block[2] == 1));
+    CHECK(l.values[0] != 0);
+    CHECK(l.values[1] != 0);
+    CHECK(l.values[0] != l.values[1]);
+    const std::string ptx = last_ptx();
+    CHECK(ptx.find(".target sm_90") != std::string::npos);
+    CHECK(ptx.find(".visible .entry") != std::string::npos);
+  }
+  SUBCASE("a symbolic dim's value is the parameter after the buffers, and sizes the grid") {
+    constexpr auto n = tg::sym<"n", 1, 100000>;
+    constexpr auto x = tg::input<float>("x", tg::dims<n>);
+    constexpr auto plan = tg::lower(x + 1.0f);
+    std::vector<float> xs(3000, 2.0f);
+    const fake_launch* recorded = nullptr;
+    setenv("FAKE_CUDA_PARAMS", "3", 1);
+    (void)dev.run(plan, {{"x", xs}}, {{"n", 3000}});
+    const int count = launches(&recorded);
+    const fake_launch& l = recorded[count - 1];
+    CHECK(l.grid[0] == (3000 + 255) / 256);
+    CHECK(l.values[2] == 3000);
+  }
+}

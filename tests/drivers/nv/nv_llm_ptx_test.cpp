@@ -1,0 +1,42 @@
+// nv_llm_ptx_test.cpp: every kernel of the LLM's forward pass (prefill chunk, decode steps through
+// their graph, the output head) for the F32, Q8_0 and Q4_K_M fixtures compiles to PTX that the
+// NV device hands to the driver's loader, on the stand-in driver (fake_libcuda.cpp), which refuses
+// PTX without an entry or calling an external function as the real JIT would. Nothing runs: this
+// checks the code generator's output for NVIDIA GPUs without one; the device check script
+// (scripts/device-check.sh) runs the model on a real card.
+#include <doctest/doctest.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <tg/device.hpp>
+
+#include "llm/gguf/gguf_file.hpp"
+#include "llm/model/transformer.hpp"
+#include "tests/support/fixtures.hpp"
+
+TEST_CASE("the LLM's kernels for F32, Q8_0 and Q4_K_M compile to PTX the NV device loads") {
+  const char* fake = std::getenv("TG_FAKE_LIBCUDA");
+  REQUIRE(fake != nullptr);
+  setenv("TG_LIBCUDA", fake, 1);
+  tg::device dev("NV");
+  void* lib = dlopen(fake, RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(lib != nullptr);
+  auto module_loads = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_module_loads"));
+  REQUIRE(reinterpret_cast<void*>(module_loads) != nullptr);
+  for (const char* model : {"tiny-llama-f32", "tiny-llama-q8_0", "tiny-llama-q4_k_m"}) {
+    CAPTURE(std::string(model));
+    auto file = tg::gguf::file::open(tg::test::fixture(std::string("models/") + model + ".gguf"));
+    tg::model::transformer m(dev, file, {.max_context = 64, .chunk_size = 16});
+    const int before = module_loads();
+    const std::vector<std::int32_t> prompt = {1, 450, 4996, 17354, 1701, 432, 17204, 975};
+    (void)m.forward(prompt, 0, tg::model::head::all);
+    std::int32_t next = 1;
+    for (int pos = 8; pos < 11; ++pos) (void)m.forward(std::span(&next, 1), pos);
+    MESSAGE(model, ": ", module_loads() - before, " kernels loaded as PTX");
+    CHECK(module_loads() - before > 10);
+  }
+}
