@@ -51,7 +51,7 @@ TEST_CASE("variables must be bound, known and within range") {
 // The DSL tests link the emulated GPU (AMD:EMU) so that they can run on it too.
 TEST_CASE("an unknown device kind lists the known ones") {
   if (tg::test::skip_unless_cpu("device names involve no device under test; the CPU run covers them")) return;
-  CHECK_THROWS_WITH_AS(tg::device("TPU"), "device 'TPU': no such device kind (known: AMD, AMD:EMU, CPU)", tg::usage_error);
+  CHECK_THROWS_WITH_AS(tg::device("TPU"), "device 'TPU': no such device kind (known: AMD, AMD:EMU, CPU, NV)", tg::usage_error);
   CHECK_THROWS_AS(tg::device("CPU:3"), tg::usage_error);
 }
 

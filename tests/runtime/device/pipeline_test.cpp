@@ -18,8 +18,8 @@
 
 namespace {
 
-// A row sum over 64 rows of 300: a matvec's shape, which a GPU splits across a thread group.
-constexpr auto x = tg::input<float>("x", tg::dims<64, 300>);
+// A row sum over 64 rows of 4096: a matvec's shape, which a GPU splits across a thread group.
+constexpr auto x = tg::input<float>("x", tg::dims<64, 4096>);
 constexpr auto row_sums = tg::lower(x.sum(tg::axis<1>));
 
 tg::kernel_source source_of(std::vector<int> upcast = {}, bool vector_lanes = true) {
@@ -112,7 +112,7 @@ TEST_CASE("opts for a GPU: the GPU heuristic for its traits; a CPU register tile
   const tg::kernel_source s = source_of({8}, false);
   const tg::codegen::kernel_opts gpu = tg::opt::choose_opts_for(gpu_traits(), s);
   CHECK(gpu == tg::opt::choose_gpu_opts(s.nodes, s.global_ranges, tg::opt::gpu_traits{}));
-  CHECK(gpu.group_lanes > 1);  // 64 rows of 300: a group of threads shares each row
+  CHECK(gpu.group_lanes > 1);  // 64 rows of 4096: a group of threads shares each row
   CHECK(gpu.upcast.empty());
 }
 
