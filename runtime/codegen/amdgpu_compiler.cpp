@@ -2,7 +2,7 @@
 // amdgpu_compiler.hpp).
 #include "runtime/codegen/amdgpu_compiler.hpp"
 #include "runtime/codegen/amdgpu_linker.hpp"
-#include "runtime/codegen/o3_pipeline.hpp"
+#include "runtime/codegen/target_emit.hpp"
 
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -60,38 +60,12 @@ void amdgpu_compiler::prepare(llvm::Module& module) const {
 }
 
 std::vector<std::byte> amdgpu_compiler::compile(llvm::Module& module, const std::string& kernel) {
-  std::string problems;
-  llvm::raw_string_ostream problem_stream(problems);
-  if (llvm::verifyModule(module, &problem_stream))
-    throw device_error(str("amdgpu: kernel ", kernel, " is invalid LLVM IR (a tg bug): ", problems));
-  for (llvm::Function& f : module) {
-    if (f.isDeclaration()) continue;
-    f.addFnAttr("target-cpu", processor_);
-    f.addFnAttr("target-features", target_->getTargetFeatureString());
-  }
   std::lock_guard<std::mutex> guard(lock_);
-  const auto start = std::chrono::steady_clock::now();
-  run_o3_pipeline(module, *target_);  // with the AMDGPU target's passes
-  const double ir_ms = ms_since(start);
-  if (debug_level() >= 3) {
-    std::string text;
-    llvm::raw_string_ostream out(text);
-    module.print(out, nullptr);
-    log(log_level::debug, text);
-  }
-  const auto backend_start = std::chrono::steady_clock::now();
-  llvm::SmallVector<char, 0> object;
-  {
-    llvm::raw_svector_ostream out(object);
-    llvm::legacy::PassManager passes;
-    if (target_->addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::ObjectFile))
-      throw device_error(str("amdgpu: LLVM cannot emit an object file for ", processor_));
-    passes.run(module);
-  }
-  const double backend_ms = ms_since(backend_start);
+  const emitted object = optimize_and_emit(module, *target_, processor_, llvm::CodeGenFileType::ObjectFile, "amdgpu", kernel);
+  const double ir_ms = object.ir_ms, backend_ms = object.backend_ms;
   const auto link_start = std::chrono::steady_clock::now();
   std::vector<std::byte> code_object =
-      link_amdgpu_object(std::as_bytes(std::span(object.data(), object.size())), kernel);
+      link_amdgpu_object(std::as_bytes(std::span(object.bytes.data(), object.bytes.size())), kernel);
   if (debug_level() >= 1) {
     char line[200];
     std::snprintf(line, sizeof line,

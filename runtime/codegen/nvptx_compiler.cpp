@@ -18,7 +18,7 @@
 #include <tg/device.hpp>
 #include <tg/log.hpp>
 
-#include "runtime/codegen/o3_pipeline.hpp"
+#include "runtime/codegen/target_emit.hpp"
 
 namespace tg::codegen {
 
@@ -28,10 +28,6 @@ constexpr const char* cuda_triple = "nvptx64-nvidia-cuda";
 // PTX ISA 7.8 (CUDA 11.8) is the first with sm_90; drivers from then on load it for every
 // architecture here (PTX ISA, "Release Notes").
 constexpr const char* ptx_version = "+ptx78";
-
-double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
 
 }  // namespace
 
@@ -68,41 +64,15 @@ void nvptx_compiler::prepare(llvm::Module& module) const {
 }
 
 std::string nvptx_compiler::compile(llvm::Module& module, const std::string& kernel) {
-  std::string problems;
-  llvm::raw_string_ostream problem_stream(problems);
-  if (llvm::verifyModule(module, &problem_stream))
-    throw device_error(str("nvptx: kernel ", kernel, " is invalid LLVM IR (a tg bug): ", problems));
-  for (llvm::Function& f : module) {
-    if (f.isDeclaration()) continue;
-    f.addFnAttr("target-cpu", arch_);
-    f.addFnAttr("target-features", target_->getTargetFeatureString());
-  }
   std::lock_guard<std::mutex> guard(lock_);
-  const auto start = std::chrono::steady_clock::now();
-  run_o3_pipeline(module, *target_);
-  const double ir_ms = ms_since(start);
-  if (debug_level() >= 3) {
-    std::string text;
-    llvm::raw_string_ostream out(text);
-    module.print(out, nullptr);
-    log(log_level::debug, text);
-  }
-  const auto backend_start = std::chrono::steady_clock::now();
-  llvm::SmallVector<char, 0> ptx;
-  {
-    llvm::raw_svector_ostream out(ptx);
-    llvm::legacy::PassManager passes;
-    if (target_->addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile))
-      throw device_error(str("nvptx: LLVM cannot emit PTX for ", arch_));
-    passes.run(module);
-  }
+  const emitted ptx = optimize_and_emit(module, *target_, arch_, llvm::CodeGenFileType::AssemblyFile, "nvptx", kernel);
   if (debug_level() >= 1) {
     char line[200];
     std::snprintf(line, sizeof line, "nvptx: %s for %s: IR passes %.1f ms, backend %.1f ms, %zu bytes of PTX",
-                  kernel.c_str(), arch_.c_str(), ir_ms, ms_since(backend_start), ptx.size());
+                  kernel.c_str(), arch_.c_str(), ptx.ir_ms, ptx.backend_ms, ptx.bytes.size());
     log(log_level::debug, line);
   }
-  return std::string(ptx.data(), ptx.size());
+  return std::string(ptx.bytes.data(), ptx.bytes.size());
 }
 
 }  // namespace tg::codegen
