@@ -58,7 +58,8 @@ model::state::state(gguf::file f, const model_options& options)
       chat(chat_for(tok)),
       dev(options.device, device_options{.threads = options.threads}),
       net(dev, file, {.max_context = options.max_context, .chunk_size = options.chunk_size, .sequences = options.sequences,
-                      .cache = transformer_cache_type(options.cache), .decode_graphs = options.graphs}) {
+                      .cache = transformer_cache_type(options.cache), .decode_graphs = options.graphs ? tg::model::transformer_options::graph_use::automatic
+                                                     : tg::model::transformer_options::graph_use::off}) {
   const auto& c = net.config();
   info = {.name = c.name, .architecture = c.arch,
           .tokenizer = tok.model() == tokenizer::tokenizer::kind::sentencepiece ? "SentencePiece" : "byte-level BPE",
@@ -83,7 +84,7 @@ model model::open(const std::string& path, const model_options& options) {
     auto tw = std::chrono::steady_clock::now();
     tg::model::warm_up(s->net);
     std::snprintf(line, sizeof line, "llm: warmed up (prefill chunk of %lld, decode%s) in %.2f s, %d kernels compiled",
-                  static_cast<long long>(s->net.chunk_size()), options.graphs ? " captured as a graph" : "", since(tw),
+                  static_cast<long long>(s->net.chunk_size()), s->net.decode_graphs() ? " captured as a graph" : "", since(tw),
                   s->dev.stats().compiled);
     log(log_level::info, line);
   }

@@ -232,7 +232,9 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
                           ") must be at least 1"));
   max_context_ = std::min(options.max_context, c.context_length);
   cache_type_ = resolve_cache_type(options.cache, weights_);
-  decode_graphs_ = options.decode_graphs;
+  using graph_use = transformer_options::graph_use;
+  decode_graphs_ = options.decode_graphs == graph_use::on ||
+                   (options.decode_graphs == graph_use::automatic && !dev.impl().reads_host_memory());
   chunk_size_ = std::min(options.chunk_size, max_context_);
   s_ = std::make_unique<state>();
   state& s = *s_;

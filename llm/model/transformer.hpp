@@ -38,9 +38,11 @@ struct transformer_options {
   std::int64_t chunk_size = 32;     // the most tokens one forward call takes
   int sequences = 1;                // KV caches: independent sequences (a server's slots)
   kv_cache_type cache = kv_cache_type::automatic;
-  // A decode step replays a graph of its launches captured at the first one (one submission per
-  // token on AMD); false launches kernel by kernel every step (for comparison and debugging).
-  bool decode_graphs = true;
+  // Whether a decode step replays a graph of its launches captured at the first one (one
+  // submission per token on a GPU) or launches kernel by kernel: automatic uses graphs on devices
+  // that do not read host memory (GPUs). On the CPU a graph saves only per-launch lookups, and it
+  // measured no faster there (tests/bench/llm_bench prints both), so automatic launches.
+  enum class graph_use { automatic, on, off } decode_graphs = graph_use::automatic;
 };
 
 // Which positions of a chunk go through the output head.
@@ -76,6 +78,7 @@ class transformer {
   std::int64_t max_context() const { return max_context_; }
   std::int64_t chunk_size() const { return chunk_size_; }
   kv_cache_type cache_type() const { return cache_type_; }  // f32 or f16, never automatic
+  bool decode_graphs() const { return decode_graphs_; }      // whether decode steps replay a graph
   // Chunks of a multiple of this many tokens take the prefill matmuls (linear_kernels.hpp).
   std::int64_t token_tile() const;
   // Weight bytes read per token, and KV-cache bytes read at a given context length.

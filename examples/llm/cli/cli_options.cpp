@@ -46,7 +46,7 @@ void add_options(CLI::App& app, cli_options& o) {
   app.add_flag("--tokenize", o.tokenize, "print the prompt's token ids on one line and exit");
   app.add_flag("--no-bos", o.no_bos, "do not prepend BOS when encoding the prompt");
   app.add_flag("--no-graphs", o.no_graphs,
-               "launch a decode step's kernels one by one instead of replaying its captured graph (one submission per token on AMD)");
+               "on a GPU, launch a decode step's kernels one by one instead of replaying its captured graph (one submission per token); the CPU always launches them one by one");
   app.add_flag("-v,--verbose", o.verbose,
                "print timings and the time of every kernel, prefill and decode apart (synchronizes after every launch)");
 }

@@ -22,8 +22,9 @@ struct model_options {
   // Compile and run every kernel once before open() returns, so the first request is not slow;
   // this also captures the decode step's graph.
   bool warm_up = true;
-  // Each decode step replays a graph of its launches, captured at the first (on AMD GPUs one
-  // submission per token); false launches kernel by kernel (for comparison and debugging).
+  // On a GPU each decode step replays a graph of its launches, captured at the first (one
+  // submission per token); false launches kernel by kernel (for comparison and debugging). The
+  // CPU launches kernel by kernel either way (a graph measured no faster there).
   bool graphs = true;
 };
 

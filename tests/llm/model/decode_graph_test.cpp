@@ -29,7 +29,9 @@ decode_run decode(const std::string& device_name, const std::string& model, bool
   auto file = tg::gguf::file::open(tg::test::fixture("models/" + model + ".gguf"));
   tg::device dev(device_name);
   auto* emu = dynamic_cast<tg::emu::emu_device*>(&dev.impl());
-  tg::model::transformer m(dev, file, {.max_context = 64, .chunk_size = 16, .decode_graphs = graphs});
+  using graph_use = tg::model::transformer_options::graph_use;
+  tg::model::transformer m(dev, file,
+                           {.max_context = 64, .chunk_size = 16, .decode_graphs = graphs ? graph_use::on : graph_use::off});
   std::vector<float> logits = m.forward(prompt, 0);
   decode_run r;
   std::int64_t pos = std::int64_t(prompt.size());
