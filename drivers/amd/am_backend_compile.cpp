@@ -7,6 +7,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <tg/core/error.hpp>
@@ -70,7 +71,8 @@ namespace {
 // (runtime/codegen/amdgpu_metadata.hpp: SGPRs, VGPRs, scratch bytes per work-item, LDS bytes; the
 // descriptor cannot give SGPRs on GFX10+), and the waves per SIMD those VGPRs allow.
 void log_compiled(const std::string& device, const std::string& kernel, const std::string& processor,
-                  std::span<const std::byte> elf, int group_lanes, std::chrono::steady_clock::time_point start) {
+                  std::span<const std::byte> elf, const codegen::amdgpu_kernel_shape& shape,
+                  std::chrono::steady_clock::time_point start) {
   if (debug_level() < 1) return;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const auto r = codegen::read_kernel_resources(elf, kernel);
@@ -78,10 +80,17 @@ void log_compiled(const std::string& device, const std::string& kernel, const st
     log(log_level::debug, str(device, ": compiled kernel ", kernel, " for ", processor, " (no resource metadata)"));
     return;
   }
-  char line[300];
-  std::snprintf(line, sizeof line, "%s: compiled kernel %s for %s in %.1f ms: %d work-items per element, %u SGPRs, "
+  // The schedule: work-items sharing an element, or the register tile each work-item computes.
+  std::string schedule = str(shape.group_lanes, " work-items per element");
+  if (std::any_of(shape.upcast.begin(), shape.upcast.end(), [](int u) { return u > 1; })) {
+    schedule = "a tile of ";
+    for (std::size_t i = 0; i < shape.upcast.size(); ++i) schedule += str(i ? "x" : "", shape.upcast[i]);
+    schedule += " outputs per work-item";
+  }
+  char line[360];
+  std::snprintf(line, sizeof line, "%s: compiled kernel %s for %s in %.1f ms: %s, %u SGPRs, "
                 "%u VGPRs (%u waves per SIMD), %llu scratch bytes per work-item, %llu LDS bytes", device.c_str(),
-                kernel.c_str(), processor.c_str(), ms, group_lanes, r->sgprs, r->vgprs, codegen::waves_per_simd(r->vgprs),
+                kernel.c_str(), processor.c_str(), ms, schedule.c_str(), r->sgprs, r->vgprs, codegen::waves_per_simd(r->vgprs),
                 static_cast<unsigned long long>(r->scratch_bytes), static_cast<unsigned long long>(r->lds_bytes));
   log(log_level::debug, line);
 }
@@ -122,7 +131,7 @@ class am_kernel_compiler final : public kernel_compiler {
     std::vector<kernarg> args(std::size_t(r.shape.buffers), kernarg_pointer);
     args.insert(args.end(), std::size_t(r.shape.vars), kernarg_u64);
     std::shared_ptr<am_program> loaded = owner_.load_program(co, r.symbol, args, {});
-    log_compiled(owner_.name(), r.name, amdgpu_.processor(), elf, r.shape.group_lanes, r.start);
+    log_compiled(owner_.name(), r.name, amdgpu_.processor(), elf, r.shape, r.start);
     return std::make_shared<compiled_program>(std::move(loaded), r.nodes, r.global_ranges, r.shape, r.name);
   }
 
