@@ -117,8 +117,7 @@ std::string isa_form(std::span<const ast::node> nodes, const codegen::kernel_opt
 int thread_count(const device_options& options) {
   if (options.threads < 0) throw usage_error(str("device 'CPU': ", options.threads, " threads (give 1 or more, or 0 for the default)"));
   if (options.threads > 0) return options.threads;
-  if (const char* v = std::getenv("TG_THREADS")) return std::max(1, std::atoi(v));
-  return std::max(1u, std::thread::hardware_concurrency());
+  return threads::default_thread_count();
 }
 
 // The CPU's slots of the run-time pipeline (runtime/device/pipeline.hpp): the host's ISA as the

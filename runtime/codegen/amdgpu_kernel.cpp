@@ -34,11 +34,8 @@ amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& 
   f->addFnAttr("amdgpu-flat-work-group-size", size + "," + size);
   frame.thread_index = [&]() -> llvm::Value* {
     llvm::IRBuilder<> b(&f->getEntryBlock());  // the emitter's insertion point: the entry's end
-    llvm::Value* group = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workgroup_id_x, {}, {});
-    llvm::Value* item = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {});
-    llvm::Value* base = b.CreateMul(b.CreateZExt(group, b.getInt64Ty()), b.getInt64(std::uint64_t(workgroup_size)), "",
-                                    true, true);
-    return b.CreateAdd(base, b.CreateZExt(item, b.getInt64Ty()), "flat", true, true);
+    return flat_thread_index(b, b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workgroup_id_x, {}, {}),
+                             b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {}), workgroup_size);
   };
   // ds_bpermute_b32 reads `value` from the lane whose byte address (lane * 4) it is given
   // (RDNA3 ISA, "DS_BPERMUTE_B32"); the lane in the wave is mbcnt_lo(~0, 0) in wave32

@@ -2,6 +2,7 @@
 #include "runtime/codegen/gpu_frame.hpp"
 
 #include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
@@ -44,6 +45,11 @@ llvm::Function* create_gpu_kernel(llvm::Module& module, const std::string& name,
   frame.buffer_args = used.buffers;
   vars = used.vars;
   return f;
+}
+
+llvm::Value* flat_thread_index(llvm::IRBuilderBase& b, llvm::Value* block, llvm::Value* thread, int block_size) {
+  llvm::Value* base = b.CreateMul(b.CreateZExt(block, b.getInt64Ty()), b.getInt64(std::uint64_t(block_size)), "", true, true);
+  return b.CreateAdd(base, b.CreateZExt(thread, b.getInt64Ty()), "flat", true, true);
 }
 
 kernel_opts gpu_frame_opts(const kernel_opts& opts) {

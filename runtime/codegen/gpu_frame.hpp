@@ -13,7 +13,9 @@
 
 namespace llvm {
 class Function;
+class IRBuilderBase;
 class Module;
+class Value;
 }  // namespace llvm
 
 namespace tg::codegen {
@@ -31,6 +33,10 @@ void check_gpu_opts(const char* target, int block_size, int global_ranges, const
 // variables `nodes` use; its buffer count in `frame.buffer_args`.
 llvm::Function* create_gpu_kernel(llvm::Module& module, const std::string& name, std::span<const ast::node> nodes,
                                   unsigned global_space, kernel_frame& frame, int& vars);
+
+// kernel_frame::thread_index for a 1-D grid of `block_size`-thread blocks: block * block_size +
+// thread as i64, from the target's i32 block and thread ids (emitted at `b`'s insertion point).
+llvm::Value* flat_thread_index(llvm::IRBuilderBase& b, llvm::Value* block, llvm::Value* thread, int block_size);
 
 // The opts the emitter takes in a GPU frame: the group split, the unroll and the register tile,
 // whose lanes stay scalar (no LLVM vectors: each lane is registers of its own, and the targets'

@@ -89,11 +89,8 @@ nvptx_kernel_shape emit_nvptx_kernel(llvm::Module& module, const std::string& na
   annotate(module, f, "maxntidx", block_size);  // every launch uses exactly this block: .maxntid in the PTX
   frame.thread_index = [&]() -> llvm::Value* {
     llvm::IRBuilder<> b(&f->getEntryBlock());
-    llvm::Value* block = b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {}, {});
-    llvm::Value* thread = b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
-    llvm::Value* base = b.CreateMul(b.CreateZExt(block, b.getInt64Ty()), b.getInt64(std::uint64_t(block_size)), "",
-                                    true, true);
-    return b.CreateAdd(base, b.CreateZExt(thread, b.getInt64Ty()), "flat", true, true);
+    return flat_thread_index(b, b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {}, {}),
+                             b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}), block_size);
   };
   // shfl.sync.bfly: `value` from lane ^ xor_mask, every lane of the warp taking part (mask all
   // ones); c = 0x1f clamps to the whole warp (PTX ISA, "shfl.sync").

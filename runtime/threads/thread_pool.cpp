@@ -3,7 +3,9 @@
 // workers spin briefly, then sleep, so back-to-back kernel launches skip a futex wake.
 #include "runtime/threads/thread_pool.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -43,6 +45,11 @@ bool spin_until(const Done& done) {
 }
 
 }  // namespace
+
+int default_thread_count() {
+  if (const char* v = std::getenv("TG_THREADS")) return std::max(1, std::atoi(v));
+  return std::max(1, int(std::thread::hardware_concurrency()));
+}
 
 thread_pool::thread_pool(int threads) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });

@@ -10,6 +10,9 @@
 
 namespace tg::threads {
 
+// Threads to use when nobody said: $TG_THREADS, else one per hardware thread (at least 1).
+int default_thread_count();
+
 class thread_pool {
  public:
   explicit thread_pool(int threads);

@@ -5,9 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <exception>
-#include <thread>
 #include <vector>
 
 #include <tg/core/error.hpp>
@@ -329,10 +327,6 @@ void fail_instruction(const exec_context& c, const instruction& in, const std::s
                      c.pc);
 }
 
-unsigned worker_threads::default_count() {
-  if (const char* v = std::getenv("TG_THREADS")) return unsigned(std::max(1, std::atoi(v)));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 threads::thread_pool& worker_threads::pool() {
   if (!pool_) pool_ = std::make_unique<threads::thread_pool>(int(count_));

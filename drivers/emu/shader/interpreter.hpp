@@ -72,12 +72,11 @@ struct shader_fault : std::runtime_error {
 // of several workgroups.
 class worker_threads {
  public:
-  explicit worker_threads(unsigned count = 0) : count_(count ? count : default_count()) {}
+  explicit worker_threads(unsigned count = 0) : count_(count ? count : unsigned(threads::default_thread_count())) {}
   unsigned count() const { return count_; }
   threads::thread_pool& pool();
 
  private:
-  static unsigned default_count();
   unsigned count_;
   std::unique_ptr<threads::thread_pool> pool_;
 };
