@@ -196,6 +196,7 @@ bool uses_activation_sums(const weight& w) {
 // halves have scales of their own, and the 32-value types keep 16.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue) {
   using gguf::tensor_type;
+  if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows);
   const bool halves = w.type == tensor_type::q4_k || w.type == tensor_type::q5_k;
   return pick_matmul(w, rows, first, epilogue, {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = halves ? 8 : 16});
 }
@@ -220,10 +221,11 @@ ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
 
 // A decode batch: token lanes sharing each decoded weight vector, each lane the one-token
 // kernel's arithmetic (its width, lanes and scaling), so every row is bit-identical to it.
-ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue) {
+ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launch_var rows) {
   using gguf::tensor_type;
+  if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, prefill_token_lanes, rows);
   const bool halves = w.type == tensor_type::q4_k || w.type == tensor_type::q5_k;
-  return pick_matmul(w, var_tokens, -1, epilogue,
+  return pick_matmul(w, rows, -1, epilogue,
                      {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = halves ? 8 : 16,
                       .exact_rows = true});
 }

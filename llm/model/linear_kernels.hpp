@@ -33,7 +33,8 @@ inline constexpr int prefill_token_lanes = 4;
 ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {});
 // For decode batches of a multiple of prefill_token_lanes sequences: each decoded weight
 // vector feeds that many token accumulators, and each row is bit-identical to matmul_kernel's.
-ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue = {});
+// Weights that decode from tiles (matmul_tiles.hpp) take the tiled kernel in both.
+ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue = {}, launch_var rows = var_tokens);
 
 // Whether the matmuls of w take 8-bit activations (its type has dequant_kernel.hpp's
 // int_form), and whether they also take the activations' per-block sums (types with an

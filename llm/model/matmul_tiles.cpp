@@ -14,12 +14,17 @@ namespace {
 
 using gguf::tensor_type;
 
+// Bytes ahead of the sub-block a one-token tiled matmul reads that it asks the cache for
+// (linear_kernels.cpp's prefetch_distance, for the same reason).
+constexpr std::int64_t tile_prefetch_distance = 2048;
+
 // Values per sub-block (one float scale per row), and whether the layout has offsets b and
 // int16 quants (Q6_K: q times its int8 scale, premultiplied) rather than int8.
 struct tile_format {
   std::int64_t rows = 32, sub = 32;
   bool offsets = false, wide = false;
-  std::int64_t header_bytes() const { return (offsets ? 8 : 4) * rows; }
+  bool half_scales = false;  // a as fp16 (Q8_0: the file's d itself), so the tiles take the file's bytes
+  std::int64_t header_bytes() const { return (half_scales ? 2 : offsets ? 8 : 4) * rows; }
   std::int64_t quant_bytes() const { return wide ? 2 : 1; }
   std::int64_t sub_bytes() const { return header_bytes() + sub * rows * quant_bytes(); }
 };
@@ -35,6 +40,7 @@ struct tile_format {
 // 3.1 ms as int8 in 16-value sub-blocks, 2.0 as int16 in 256.
 tile_format format_of(tensor_type type, std::int64_t rows) {
   if (type == tensor_type::q6_k) return {rows, 256, false, true};
+  if (type == tensor_type::q8_0) return {rows, 32, false, false, true};
   const bool offsets = type == tensor_type::q4_1 || type == tensor_type::q5_1 || type == tensor_type::q4_k ||
                        type == tensor_type::q5_k;
   return {rows, 32, offsets, false};
@@ -44,6 +50,14 @@ float half_at(const std::uint8_t* p) {
   half h;
   std::memcpy(&h.bits, p, 2);
   return float(h);
+}
+
+// A header scale as the format stores it: Q8_0's d is an fp16 in the file, so storing it as
+// fp16 again loses nothing.
+void put_scale(const tile_format& f, std::uint8_t* header, std::int64_t r, float a) {
+  if (!f.half_scales) return std::memcpy(header + 4 * r, &a, 4), void();
+  const half h(a);
+  std::memcpy(header + 2 * r, &h.bits, 2);
 }
 
 // One file block as integers: q (the block's values), and per sub-block (format_of's) a and
@@ -137,7 +151,7 @@ void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file
     for (std::int64_t s = 0; s < per_block; ++s) {
       std::uint8_t* at = out + (tile * subs + blk * per_block + s) * f.sub_bytes();
       for (std::int64_t r = 0; r < R; ++r) {
-        std::memcpy(at + 4 * r, &a[std::size_t(r * 8 + s)], 4);
+        put_scale(f, at, r, a[std::size_t(r * 8 + s)]);
         if (f.offsets) std::memcpy(at + 4 * (R + r), &b[std::size_t(r * 8 + s)], 4);
       }
       std::uint8_t* quants = at + f.header_bytes();
@@ -190,14 +204,20 @@ void add_tiles(device& dev, weight& w, std::int64_t rows) {
 // step for the tile: dot * (a * s) - b * (s * sum x), s the activation scale. 32 rows per
 // tile on AVX-512 measured faster than 16 (Q8_0 8192 x 2048, 32 tokens, one thread: 9 ms
 // against 15): two vectors per token give eight independent vpdpwssd chains, not four.
-ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue) {
+bool tiles_fit_file_bytes(const weight& w, std::int64_t rows) {
+  const std::size_t bytes = tile_bytes(w, rows);
+  return bytes > 0 && bytes <= std::size_t(w.rows * w.row_bytes);
+}
+bool decodes_from_tiles(const weight& w) { return w.tile_rows > 0 && tiles_fit_file_bytes(w, w.tile_rows); }
+
+ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int token_lanes, launch_var rows) {
   if (w.tile_rows == 0) throw usage_error(str("tiled_matmul_kernel: weight ", w.name, " has no tiles (add_tiles)"));
   const tile_format f = format_of(w.type, w.tile_rows);
   const std::int64_t tile_rows = w.tile_rows;
   const std::int64_t K = w.cols, N = w.rows, subs = K / f.sub, act_block = activation_block_for(w);
   kernel_builder kb;
   auto tile = kb.output_range(N / tile_rows);
-  auto t = kb.output_range(kb.variable(var_tokens));
+  auto t = kb.output_range(kb.variable(rows));
   auto r = kb.output_range(tile_rows);
   auto g = kb.reduce_range(subs);
   auto at = (tile * subs + g) * f.sub_bytes();  // the sub-block's bytes
@@ -208,7 +228,7 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue) {
   auto q = f.wide ? kb.load<std::int16_t>(7, quants / 2 + pair) : kb.load<std::int8_t>(7, quants + pair);
   auto xq = kb.load<std::int16_t>(2, t * K + g * f.sub + p * 2 + e);
   auto dot = kb.sum(kb.sum_lanes(kb.cast(dtype::int32, q) * kb.cast(dtype::int32, xq), e), p);
-  auto a = kb.load<float>(7, at / 4 + r);
+  auto a = f.half_scales ? kb.cast(dtype::float32, kb.load(7, dtype::float16, at / 2 + r)) : kb.load<float>(7, at / 4 + r);
   auto s = kb.load<float>(5, t * (K / act_block) + (g * f.sub) / act_block);
   auto term = kb.cast(dtype::float32, dot) * (a * s);
   if (f.offsets) {
@@ -218,13 +238,16 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue) {
                                 : kb.cast(dtype::float32, kb.load<std::int32_t>(6, t * (K / 32) + g)) * s;
     term = term - b * xsum;
   }
+  // One token streams the tiles as decode streams a file (linear_kernels.cpp: prefetch_distance).
+  if (token_lanes == 1)
+    for (std::int64_t line = 0; line * 64 < f.sub_bytes(); ++line) term = kb.prefetch(7, at + (tile_prefetch_distance + line * 64), term);
   auto acc = kb.sum(term, g);
   auto n = tile * tile_rows + r;
   if (epilogue.bias) acc = acc + kb.load<float>(4, n);
   if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);
   kb.store(0, t * N + n, acc);
   ast::kernel k = kb.finish();
-  k.upcast = {1, int(prefill_token_lanes), int(tile_rows)};
+  k.upcast = {1, token_lanes, int(tile_rows)};
   k.vector_lanes = true;
   return k;
 }

@@ -1,5 +1,5 @@
-// matmul_tiles.hpp: weights repacked at load time into row tiles, and the prefill matmul
-// that reads them: each 8-bit activation pair feeds R weight rows in one vector
+// matmul_tiles.hpp: weights repacked at load time into row tiles, and the matmul that reads
+// them (prefill; decode too where the tiles are no larger than the file): each 8-bit activation pair feeds R weight rows in one vector
 // instruction (x86 vpdpwssd with AVX-512 VNNI / AVX-VNNI, else vpmaddwd + vpaddd).
 //
 // The file layout puts a row's values next to each other, so a vector holds 32 values of one
@@ -10,13 +10,14 @@
 //
 // Layout: tiles of R rows (weight::tile_rows) one after another; in a tile, the rows'
 // sub-blocks of S values (256 for Q6_K, else 32: the span of one float scale), each
-//   float a[R]   the sub-block's scale per row (d; d * sc for Q4_K/Q5_K; Q6_K's d)
+//   float a[R]   the sub-block's scale per row (d; d * sc for Q4_K/Q5_K; Q6_K's d); for
+//                Q8_0 fp16 a[R], the file's d, so that its tiles take the file's 8.5 bits
 //   float b[R]   types with a minimum only (Q4_1, Q5_1, Q4_K, Q5_K): the offset (-m;
 //                dmin * m for K-quants), so that W = a * q - b
 //   quants       S / 2 pairs x R rows x 2 values, pair p of row r at p * 2R + 2r: int8
 //                (Q8_0 q, Q4_0 q - 8, Q5_0 q - 16, Q4_1/Q5_1/Q4_K/Q5_K q), or int16 for
 //                Q6_K ((q - 32) times its 16-value int8 scale).
-// Bits per value (the file's): Q8_0, Q4_0, Q5_0 9 (8.5, 4.5, 5.5), Q4_1, Q5_1, Q4_K, Q5_K 10
+// Bits per value (the file's): Q8_0 8.5 (8.5), Q4_0, Q5_0 9 (4.5, 5.5), Q4_1, Q5_1, Q4_K, Q5_K 10
 // (5, 6, 4.5, 5.5), Q6_K 16.1 (6.6). Qwen2.5-0.5B's Q4_K_M (most of it Q5_0: its 896-wide
 // rows are no multiple of 256) holds 456 MB of tiles beside its 395 MB file. The tiles are a
 // copy: the file's bytes stay mapped for decode, which streams them at memory bandwidth.
@@ -40,9 +41,19 @@ bool has_tiles(const weight& w);
 std::size_t tile_bytes(const weight& w, std::int64_t rows);
 // Repacks w.data (host memory) into w.tiles with `rows` rows per tile (tile_rows_for).
 void add_tiles(device& dev, weight& w, std::int64_t rows);
-// out[t][n] = sum_k W[n][k] * x[t][k] for T tokens (a multiple of prefill_token_lanes), over
-// the 8-bit activations linear_kernels.hpp describes. Slots as matmul_kernel's (1, the file
-// bytes, unused), and 7 the tiles.
-ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue = {});
+// Whether decode reads w's tiles rather than its file bytes: where the tiles take no more
+// bytes than the file (Q8_0, whose tiles keep the file's fp16 scales), streaming them costs the
+// same, and a decode batch of several sequences then shares each tile's weights across its
+// token lanes with each row computed exactly as one token computes it.
+bool decodes_from_tiles(const weight& w);
+// Whether w's tiles of `rows` rows would take no more bytes than its file encoding.
+bool tiles_fit_file_bytes(const weight& w, std::int64_t rows);
+// out[t][n] = sum_k W[n][k] * x[t][k] for the `rows` launch variable's T tokens (a multiple of
+// token_lanes), over the 8-bit activations linear_kernels.hpp describes. Slots as
+// matmul_kernel's (1, the file bytes, unused), and 7 the tiles. Each (row, token) sums the
+// same terms in the same order whatever token_lanes is, so a row's value does not depend on
+// how many tokens ran beside it; one token lane prefetches the tile stream as decode does.
+ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue = {}, int token_lanes = prefill_token_lanes,
+                                launch_var rows = var_tokens);
 
 }  // namespace tg::model

@@ -44,10 +44,13 @@ std::uint64_t available_memory_bytes() {
 // at most half the memory still available; otherwise prefill reads the file's blocks
 // (correct, about half as fast) and the log says so, rather than the load running the
 // machine out of memory.
+// The output head gets tiles too where it would decode from them (Q8_0: matmul_tiles.hpp's
+// decodes_from_tiles), so that a decode batch reads its weights once for four sequences.
 void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   const std::int64_t rows = tile_rows_for(dev);
   if (rows == 0) return;
-  std::uint64_t total = 0;
+  const bool head = tiles_fit_file_bytes(m.output, rows);
+  std::uint64_t total = head ? tile_bytes(m.output, rows) : 0;
   for (layer_weights& l : m.layers)
     for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) total += tile_bytes(*w, rows);
   const std::uint64_t available = available_memory_bytes();
@@ -59,6 +62,7 @@ void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   for (layer_weights& l : m.layers)
     for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
       if (has_tiles(*w)) add_tiles(dev, *w, rows);
+  if (head) add_tiles(dev, m.output, rows);
 }
 
 }  // namespace

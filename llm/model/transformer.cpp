@@ -18,6 +18,7 @@
 #include "llm/model/launch_vars.hpp"
 #include "llm/model/layer_plans.hpp"
 #include "llm/model/linear_kernels.hpp"
+#include "llm/model/matmul_tiles.hpp"
 #include "llm/model/memory_plan.hpp"
 
 namespace tg::model {
@@ -289,7 +290,8 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.sum_k = softmax_sum_kernel(shape);
   s.attend_k = attend_kernel(shape);
   s.swiglu = swiglu_op(dev, T, c.ffn);
-  s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first)};
+  s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first), {},
+              matmul_batch_kernel(weights_.output, {}, var_head_rows)};
   for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
     if (c.dim % block == 0)
       s.head_quant[block] = {activation_scale_kernel(c.dim, var_head_rows, var_head_first, block),
@@ -613,8 +615,14 @@ void transformer::run_head() {
     const std::int64_t block = activation_block_for(*s.output.w);
     const rounded_input& r = s.rounded.at(block);
     s.round_input(dev_, s.head_quant.at(block), r, s.hn, block, uses_activation_sums(*s.output.w));
-    const buffer all[] = {s.logits, s.output.w->data, r.xq, s.logits, s.logits, r.xs, r.xsum};
-    s.run(dev_, s.output.kernel, std::span<const buffer>(all, std::size_t(s.output.kernel.kernel.slot_count)));
+    // Head rows in token lanes (a decode batch's, or every position's logits) where the head
+    // decodes from tiles: each row as the one-row kernel computes it, the weights read once.
+    const std::int64_t rows = s.vars[var_head_rows];
+    const bool lanes = decodes_from_tiles(*s.output.w) && rows % prefill_token_lanes == 0;
+    const launchable& kernel = lanes ? s.output.batch : s.output.kernel;
+    const buffer all[] = {s.logits, s.output.w->data, r.xq, s.logits, s.logits, r.xs, r.xsum,
+                          s.output.w->tiles.data() ? s.output.w->tiles : s.logits};
+    s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)));
   } else {
     s.run(dev_, s.output.kernel, {s.logits, s.output.w->data, s.hn});
   }

@@ -75,6 +75,7 @@ class transformer {
   int sequences() const;
 
   const model_config& config() const { return config_; }
+  const model_weights& weights() const { return weights_; }
   std::int64_t max_context() const { return max_context_; }
   std::int64_t chunk_size() const { return chunk_size_; }
   kv_cache_type cache_type() const { return cache_type_; }  // f32 or f16, never automatic

@@ -198,34 +198,47 @@ void engine::take_logits(slot& s, std::span<const float> logits) {
   s.pending = next;
 }
 
-// One chunk of the first slot still reading its prompt (in order of arrival).
+// Prompt chunks of the slots still reading their prompts, in order of arrival, up to one
+// chunk's worth of tokens in all: running streams wait for at most that between two tokens,
+// and short prompts arriving together (each cut into a multiple of the token tile and a
+// remainder, two forwards) start generating in one step, not one forward per step.
 void engine::prefill_step() {
-  slot* s = nullptr;
-  for (auto& candidate : slots_)
-    if (candidate->j && !candidate->decoding && (!s || candidate->last_used < s->last_used)) s = candidate.get();
-  if (!s) return;
   model::transformer& net = model_.transformer();
-  const std::vector<llm::token_id>& prompt = s->j->request.prompt;
-  const std::int64_t left = std::int64_t(prompt.size() - s->prompt_done);
-  // The first of the chunks session::prefill would cut, so the cache holds the same values.
-  const auto n = std::size_t(model::prefill_chunks(left, net.chunk_size(), net.token_tile()).front());
-  const bool last = s->prompt_done + n == prompt.size();
+  std::int64_t budget = net.chunk_size();
+  for (bool first = true;; first = false) {
+    slot* s = nullptr;
+    for (auto& candidate : slots_)
+      if (candidate->j && !candidate->decoding && (!s || candidate->last_used < s->last_used)) s = candidate.get();
+    if (!s) return;
+    const std::int64_t left = std::int64_t(s->j->request.prompt.size() - s->prompt_done);
+    // The first of the chunks session::prefill would cut, so the cache holds the same values.
+    const std::int64_t n = model::prefill_chunks(left, net.chunk_size(), net.token_tile()).front();
+    if (!first && n > budget) return;
+    budget -= n;
+    prefill_chunk(*s, std::size_t(n));
+  }
+}
+
+void engine::prefill_chunk(slot& s, std::size_t n) {
+  model::transformer& net = model_.transformer();
+  const std::vector<llm::token_id>& prompt = s.j->request.prompt;
+  const bool last = s.prompt_done + n == prompt.size();
   try {
-    std::vector<float> logits = net.forward(std::span(prompt).subspan(s->prompt_done, n), std::int64_t(s->prompt_done),
-                                            last ? model::head::last : model::head::none, s->index);
-    s->cached.insert(s->cached.end(), prompt.begin() + std::ptrdiff_t(s->prompt_done),
-                     prompt.begin() + std::ptrdiff_t(s->prompt_done + n));
-    s->prompt_done += n;
+    std::vector<float> logits = net.forward(std::span(prompt).subspan(s.prompt_done, n), std::int64_t(s.prompt_done),
+                                            last ? model::head::last : model::head::none, s.index);
+    s.cached.insert(s.cached.end(), prompt.begin() + std::ptrdiff_t(s.prompt_done),
+                    prompt.begin() + std::ptrdiff_t(s.prompt_done + n));
+    s.prompt_done += n;
     if (!last) return;
-    s->stats.prompt_seconds = seconds_since(s->phase_start);
-    s->decoding = true;
-    s->phase_start = clock::now();
-    take_logits(*s, logits);
+    s.stats.prompt_seconds = seconds_since(s.phase_start);
+    s.decoding = true;
+    s.phase_start = clock::now();
+    take_logits(s, logits);
   } catch (const std::exception& e) {
     // A fault of ours or of the device: this client gets it as an error, the server goes on.
     log(log_level::error, str("serve: prefill failed: ", e.what()));
-    s->cached.clear();
-    finish(*s, finish_reason::error, e.what());
+    s.cached.clear();
+    finish(s, finish_reason::error, e.what());
   }
 }
 

@@ -55,6 +55,7 @@ class engine {
   bool admit();  // moves queued jobs into idle slots; false when the engine is stopping
   void start(slot& s, std::shared_ptr<job> j);
   void prefill_step();
+  void prefill_chunk(slot& s, std::size_t n);
   void decode_step();
   void take_logits(slot& s, std::span<const float> logits);
   void finish(slot& s, finish_reason why, const std::string& error = {});

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -16,7 +17,6 @@
 #include <nlohmann/json.hpp>
 
 #include <tg/llm/llm.hpp>
-#include "llm/model/session.hpp"
 #include "llm/model/transformer.hpp"
 #include "llm/serve/server.hpp"
 #include "llm/synth/model_presets.hpp"
@@ -86,22 +86,30 @@ request_result stream_one(int port, int i) {
 int main(int argc, char** argv) {
   const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::path("models");
   auto m = tg::llm::model::open(model_file(dir).string(),
-                                {.threads = threads, .max_context = 512, .chunk_size = 32, .sequences = max_clients});
+                                {.threads = threads, .max_context = 512, .chunk_size = 32, .sequences = max_clients + 1});
   tg::model::transformer& net = m.transformer();
-  // Single stream, as `llm --benchmark` measures it: one token per forward pass.
-  double single = 0, prefill4 = 0;
+  // Single stream, as `llm --benchmark` measures it: one token per forward pass, on a cache
+  // of its own (the server's slots keep theirs). This VM's memory bandwidth drifts by up to
+  // half within minutes, so it is measured again right before each client count's run and
+  // each ratio is against that figure.
+  const int own_sequence = max_clients;
+  auto measure_single = [&] {
+    net.forward(std::vector<std::int32_t>{1, 2, 3, 4}, 0, tg::model::head::last, own_sequence);
+    const auto t0 = clock_type::now();
+    for (int i = 0; i < tokens_per_request; ++i)
+      net.forward(std::vector<std::int32_t>{std::int32_t(10 + i)}, 4 + i, tg::model::head::last, own_sequence);
+    return tokens_per_request / seconds(t0, clock_type::now());
+  };
+  double single = measure_single(), prefill4 = 0;
   {
-    tg::model::session s(net);
-    std::vector<float> logits = s.prefill(std::vector<std::int32_t>{1, 2, 3, 4});
-    auto t0 = clock_type::now();
-    for (int i = 0; i < tokens_per_request; ++i) s.decode(std::int32_t(10 + i));
-    single = tokens_per_request / seconds(t0, clock_type::now());
-    t0 = clock_type::now();
-    for (int i = 0; i < 8; ++i) net.forward(std::vector<std::int32_t>{5, 6, 7, 8}, 100 + 4 * i, tg::model::head::last);
+    const auto t0 = clock_type::now();
+    for (int i = 0; i < 8; ++i) net.forward(std::vector<std::int32_t>{5, 6, 7, 8}, 100 + 4 * i, tg::model::head::last, own_sequence);
     prefill4 = 32 / seconds(t0, clock_type::now());
   }
   std::printf("single-stream decode %.2f tok/s, 4-token prefill %.2f tok/s (%d threads)\n", single, prefill4, threads);
   // The engine's decode pass alone, without HTTP: n sequences per transformer::decode_batch.
+  // SERVE_BENCH_PROFILE=1 adds a per-kernel profile of one more step of each.
+  const bool profile = std::getenv("SERVE_BENCH_PROFILE") != nullptr;
   for (int n : {1, 2, 4, 8}) {
     std::vector<std::int32_t> ids(static_cast<std::size_t>(n), 20);
     std::vector<std::int64_t> at(ids.size(), 0);
@@ -114,11 +122,18 @@ int main(int argc, char** argv) {
     }
     const double per_step = seconds(t0, clock_type::now()) / 8;
     std::printf("decode_batch of %d: %.1f ms per step, %.2f tok/s\n", n, per_step * 1e3, n / per_step);
+    if (profile) {  // where one more step's time goes, kernel by kernel (each launch waited for)
+      net.set_profiling(true);
+      net.decode_batch(ids, at, seqs);
+      std::printf("%s", net.profile_report().c_str());
+      net.set_profiling(false);
+    }
   }
   std::fflush(stdout);
   tg::serve::server srv(m, {.port = 0, .parallel = max_clients, .queue_limit = 16});
   std::thread serving([&] { srv.run(); });
   for (int clients : {1, 2, 4, 8}) {
+    single = measure_single();
     std::vector<request_result> results(static_cast<std::size_t>(clients));
     std::vector<std::thread> pool;
     const auto t0 = clock_type::now();
@@ -133,9 +148,9 @@ int main(int argc, char** argv) {
       total = std::max(total, r.total_s);
     }
     const double aggregate = tokens / wall;
-    std::printf("%d clients: aggregate %.2f tok/s (%.2fx single stream), %d tokens in %.2f s; worst first token %.3f s, "
-                "worst request %.2f s\n",
-                clients, aggregate, aggregate / single, tokens, wall, first, total);
+    std::printf("%d clients: aggregate %.2f tok/s (%.2fx the single stream's %.2f just before), %d tokens in %.2f s; "
+                "worst first token %.3f s, worst request %.2f s\n",
+                clients, aggregate, aggregate / single, single, tokens, wall, first, total);
     std::fflush(stdout);
   }
   srv.stop();

@@ -48,7 +48,11 @@ void check_on(const std::string& device_name, const std::string& model, int step
   const run_result want = run(cpu, file, steps);
   tg::device gpu(device_name);
   const run_result got = run(gpu, file, steps);
-  const auto a = tg::test::compare_logits(got.prompt_logits, want.prompt_logits, 32000);
+  // Quantized models round activations to 8 bits, so a 1-ulp difference in a float sum can
+  // move a rounding and a logit by up to ~0.02 (seen: 0.016); a near tie closer than that
+  // (seen: 0.003 apart at one position of the Q8_0 prompt) may come out in either order.
+  const double margin = model.find("f32") == std::string::npos ? 0.02 : 0.0;
+  const auto a = tg::test::compare_logits(got.prompt_logits, want.prompt_logits, 32000, margin);
   MESSAGE(model, " on ", device_name, ": min cosine ", a.min_cosine, ", max |diff| ", a.max_abs_diff, " against the CPU");
   CHECK(a.min_cosine >= 0.9999);
   CHECK(a.same_argmax);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include <tg/core/error.hpp>
+#include "llm/model/matmul_tiles.hpp"
 #include "llm/model/session.hpp"
 #include "llm/model/transformer.hpp"
 #include "llm/synth/model_writer.hpp"
@@ -46,6 +47,11 @@ void check_batched_equals_alone(tg::synth::architecture arch, tg::synth::weight_
   tg::model::transformer alone(cpu(), file, {.max_context = 48, .chunk_size = 8});
   REQUIRE(batched.sequences() == n);
   const std::int64_t vocab = batched.config().vocab;
+  if (format == tg::synth::weight_format::q8_0) {  // Q8_0 decodes from its tiles: one token lane or four
+    CHECK(tg::model::decodes_from_tiles(batched.weights().layers[0].wq));
+    CHECK(tg::model::decodes_from_tiles(batched.weights().layers[0].down));
+    CHECK(tg::model::decodes_from_tiles(batched.weights().output) == (vocab % 32 == 0));
+  }
 
   // Each sequence's prompt through the batched model's cache `seq`; the same prompts through
   // the lone model's one cache, one after another, give the reference.

@@ -300,6 +300,23 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
         std::vector<tg::buffer> slots{out, w.data, xq, rb, bias_b, xs, xsum, w.tiles};
         cpu().launch(kernel, slots, vars);
         CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
+        // One token lane computes every row bit for bit as four lanes do (a decode batch's
+        // rows equal each sequence's own decode); it is decode's kernel where the tiles take
+        // the file's bytes (Q8_0), and prefetches its stream.
+        const auto one_lane = tg::model::tiled_matmul_kernel(w, e, 1);
+        CHECK(one_lane.upcast[1] == 1);
+        tg::buffer out1 = cpu().allocate(std::size_t(T * N) * 4);
+        slots[0] = out1;
+        cpu().launch(one_lane, slots, vars);
+        std::vector<float> four_lanes(std::size_t(T * N)), lone(four_lanes.size());
+        out.copy_out(four_lanes.data(), four_lanes.size() * 4);
+        out1.copy_out(lone.data(), lone.size() * 4);
+        CHECK(std::memcmp(four_lanes.data(), lone.data(), lone.size() * 4) == 0);
+        CHECK(tg::model::decodes_from_tiles(w) == (type == tensor_type::q8_0));
+        if (tg::model::decodes_from_tiles(w)) {
+          CHECK(tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e).nodes == one_lane.nodes);
+          CHECK(tg::model::matmul_batch_kernel(w, e).nodes == kernel.nodes);
+        }
       }
     }
   }
