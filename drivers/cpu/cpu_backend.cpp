@@ -34,8 +34,12 @@ constexpr std::int64_t min_parallel_work = 1 << 15;
 
 class cpu_program final : public program {
  public:
-  cpu_program(kernel_fn fn, std::vector<ast::node> nodes, int global_ranges, codegen::kernel_opts opts, thread_pool& pool)
-      : fn_(fn), nodes_(std::move(nodes)), global_ranges_(global_ranges), opts_(std::move(opts)), pool_(pool) {}
+  cpu_program(kernel_fn fn, std::vector<ast::node> nodes, int global_ranges, codegen::kernel_opts opts, thread_pool& pool,
+              std::string form)
+      : fn_(fn), nodes_(std::move(nodes)), global_ranges_(global_ranges), opts_(std::move(opts)), pool_(pool),
+        form_(std::move(form)) {}
+
+  std::string describe() const override { return form_; }
 
   void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override {
     run(buffers, vars, measure_launch(vars));
@@ -65,6 +69,7 @@ class cpu_program final : public program {
   int global_ranges_;
   codegen::kernel_opts opts_;
   thread_pool& pool_;
+  std::string form_;
 };
 
 // The CPU's graph: the prepared argument arrays (runtime/jit/graph_arguments.hpp) and each
@@ -108,7 +113,7 @@ std::string isa_form(std::span<const ast::node> nodes, const codegen::kernel_opt
   bool pairs = false;
   for (const ast::node& n : nodes) pairs = pairs || (n.o == ast::op::reduce_sum && n.arg == ast::reduce_as_lanes && !is_float(n.dt));
   const int vector = opts.vector_lanes && !opts.upcast.empty() ? opts.upcast.back() : 0;
-  std::string form = str(target.level, ", ", target.vector_bits, "-bit");
+  std::string form = str(target.level == "native" ? "native (" + target.cpu + ")" : target.level, ", ", target.vector_bits, "-bit");
   if (pairs) form += target.vnni ? ", int8 dot vpdpwssd" : ", int8 dot vpmaddwd+vpaddd";
   if (vector > 1) form += str(", ", vector, " output lanes per vector");
   return form;
@@ -139,10 +144,11 @@ class cpu_compiler final : public kernel_compiler {
   }
 
   std::shared_ptr<program> compile(std::unique_ptr<rendered_kernel> r) override {
-    if (debug_level() >= 1) log(log_level::debug, str("cpu: ", r->name, ": ", isa_form(r->nodes, r->opts, target_)));
+    std::string form = isa_form(r->nodes, r->opts, target_);
+    if (debug_level() >= 1) log(log_level::debug, str("cpu: ", r->name, ": ", form));
     void* fn = jit_.compile(std::move(r->context), std::move(r->module), r->symbol, debug_level() >= 3);
     return std::make_shared<cpu_program>(reinterpret_cast<kernel_fn>(fn), std::move(r->nodes), r->global_ranges,
-                                         std::move(r->opts), pool_);
+                                         std::move(r->opts), pool_, std::move(form));
   }
 
  private:

@@ -56,6 +56,8 @@ class prepared_kernel {
   void launch(std::span<const buffer> buffers, std::span<const std::int64_t> vars = {}) const;
   // The compiled program (graphs capture it).
   const std::shared_ptr<program>& compiled() const { return program_; }
+  // What the backend made of it (program::describe), for -v listings.
+  std::string describe() const;
 
  private:
   std::shared_ptr<program> program_;

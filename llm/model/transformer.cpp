@@ -96,9 +96,14 @@ struct transformer::state {
   std::vector<int> batch_sequences;
   std::optional<row_views> rows;  // none where the device cannot borrow host memory in place
 
-  // Per kernel name: launches and seconds, when profiling.
+  // Per kernel name: launches, seconds and what the backend made of it, when profiling.
+  struct profile_entry {
+    std::int64_t launches = 0;
+    double seconds = 0;
+    std::string form;
+  };
   bool profiling = false;
-  std::map<std::string, std::pair<std::int64_t, double>> profile;
+  std::map<std::string, profile_entry> profile;
 
   // A decode step (one token, its logits) replays a graph of the step's launches
   // (include/tg/graph.hpp), one per sequence, captured at that sequence's first decode step (the
@@ -129,8 +134,9 @@ struct transformer::state {
     k.prepared.launch(buffers, vars);
     dev.synchronize();
     auto& entry = profile[kernel_name(k.kernel.nodes, k.kernel.global_ranges)];
-    entry.first += 1;
-    entry.second += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    entry.launches += 1;
+    entry.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (entry.form.empty()) entry.form = k.prepared.describe();
   }
 
   void run(device& dev, const planned& p, std::initializer_list<named_buffer> named) {
@@ -457,8 +463,8 @@ std::string transformer::profile_report() const {
   std::vector<std::pair<double, std::string>> rows;
   double total = 0;
   for (const auto& [name, entry] : s_->profile) {
-    rows.push_back({entry.second, name + " x" + std::to_string(entry.first)});
-    total += entry.second;
+    rows.push_back({entry.seconds, name + " x" + std::to_string(entry.launches) + (entry.form.empty() ? "" : "  [" + entry.form + "]")});
+    total += entry.seconds;
   }
   std::sort(rows.rbegin(), rows.rend());
   std::ostringstream out;

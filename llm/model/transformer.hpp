@@ -89,7 +89,8 @@ class transformer {
   // Tokens that went through forward() since construction (every chunk and decode step).
   std::int64_t tokens_forwarded() const { return tokens_forwarded_; }
 
-  // Times every launch (synchronizing after each) by kernel name, for -v output.
+  // Times every launch (synchronizing after each) by kernel name, for -v output; the report
+  // names what the backend made of each kernel (prepared_kernel::describe: the CPU's ISA form).
   void set_profiling(bool on);  // also clears what was gathered
   bool profiling() const;
   std::string profile_report() const;

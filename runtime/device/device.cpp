@@ -197,6 +197,8 @@ prepared_kernel device::prepare(const ast::kernel& kernel) {
           kernel.slot_count};
 }
 
+std::string prepared_kernel::describe() const { return program_ ? program_->describe() : std::string(); }
+
 void prepared_kernel::launch(std::span<const buffer> buffers, std::span<const std::int64_t> vars) const {
   if (!program_) throw usage_error("prepared_kernel::launch: the kernel is empty; make it with device::prepare");
   check_slot_count(slot_count_, buffers.size());

@@ -33,6 +33,9 @@ class program {
  public:
   virtual ~program() = default;
   virtual void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) = 0;
+  // What the backend made of the kernel, for -v listings (the CPU: the ISA form its int8 dot
+  // products took); empty where a backend says nothing.
+  virtual std::string describe() const { return {}; }
 };
 
 // ---- Graphs: what tg::graph_builder (include/tg/graph.hpp, runtime/jit) hands a backend.

@@ -51,6 +51,13 @@ void check_batched_equals_alone(tg::synth::architecture arch, tg::synth::weight_
     CHECK(tg::model::decodes_from_tiles(batched.weights().layers[0].wq));
     CHECK(tg::model::decodes_from_tiles(batched.weights().layers[0].down));
     CHECK(tg::model::decodes_from_tiles(batched.weights().output) == (vocab % 32 == 0));
+    // -v's kernel listing names the ISA form of each kernel: the int8 matmuls' dot products.
+    alone.set_profiling(true);
+    alone.forward(std::vector<std::int32_t>{1}, 0, tg::model::head::last);
+    const std::string report = alone.profile_report();
+    CAPTURE(report);
+    CHECK(report.find("-bit, int8 dot vp") != std::string::npos);
+    alone.set_profiling(false);
   }
 
   // Each sequence's prompt through the batched model's cache `seq`; the same prompts through

@@ -1,0 +1,130 @@
+// matvec_types_bench.cpp: decode's matvec (one token times a weight matrix) for every weight
+// type the LLM reads, as GB/s of the weight's file bytes and as a fraction of the memory read
+// bandwidth measured in the same run (decode reads each weight once per token, so that is the
+// ceiling). Each matrix is 4096 wide and about 256 MB, far past the last-level cache; weights
+// take the form the model gives them (Q8_0 decodes from its row tiles, matmul_tiles.hpp).
+//
+//   matvec_types_bench            # TG_THREADS (default: all hardware threads) threads
+//   matvec_types_bench Q4_0 Q5_K  # only these types
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tg/device.hpp>
+#include "llm/gguf/tensor_type.hpp"
+#include "llm/model/activation_kernels.hpp"
+#include "llm/model/linear_kernels.hpp"
+#include "llm/model/matmul_tiles.hpp"
+#include "llm/synth/quantize.hpp"
+#include "runtime/threads/thread_pool.hpp"
+#include "tests/bench/memory_bandwidth.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using tg::gguf::tensor_type;
+
+constexpr std::int64_t K = 4096;
+constexpr std::size_t target_bytes = std::size_t(256) << 20;
+
+// A weight of about target_bytes with values from N(0, 0.02), quantized as the synthetic
+// models are (llm/synth/quantize.hpp), rows a multiple of 32 so every type has its tiles.
+tg::model::weight make_weight(tg::device& dev, tensor_type type) {
+  const auto& traits = tg::gguf::traits_of(type);
+  const std::int64_t row_bytes = K / traits.block_elems * traits.block_bytes;
+  const std::int64_t rows = std::int64_t(target_bytes) / row_bytes / 32 * 32;
+  std::vector<std::byte> bytes(std::size_t(rows * row_bytes));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> value(0.0f, 0.02f);
+  std::vector<float> row(static_cast<std::size_t>(K));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    if (r < 64) std::generate(row.begin(), row.end(), [&] { return value(rng); });
+    else std::rotate(row.begin(), row.begin() + 1, row.end());  // cheap variety past the first rows
+    tg::synth::quantize_row(type, row.data(), bytes.data() + r * row_bytes, std::size_t(K));
+  }
+  tg::buffer data = dev.allocate(bytes.size());
+  data.copy_in(bytes.data(), bytes.size());
+  tg::model::weight w{std::string(tg::gguf::tensor_type_name(type)), type, rows, K, row_bytes, data};
+  const std::int64_t tile_rows = tg::model::tile_rows_for(dev);
+  if (tile_rows > 0 && tg::model::tiles_fit_file_bytes(w, tile_rows)) tg::model::add_tiles(dev, w, tile_rows);
+  return w;
+}
+
+// Median seconds of one decode matvec over `runs` launches, after one to compile and warm.
+double matvec_seconds(tg::device& dev, const tg::model::weight& w, int runs) {
+  const tg::model::launch_values vars{1, 0, 1, 0};
+  std::vector<float> x(static_cast<std::size_t>(K));
+  std::mt19937 rng(3);
+  std::normal_distribution<float> value(0.0f, 1.0f);
+  for (float& v : x) v = value(rng);
+  tg::buffer xb = dev.allocate(x.size() * 4), out = dev.allocate(std::size_t(w.rows) * 4);
+  xb.copy_in(x.data(), x.size() * 4);
+  const tg::ast::kernel kernel = tg::model::matmul_kernel(w, tg::model::var_tokens, -1);
+  std::vector<tg::buffer> slots;
+  if (tg::model::uses_int8_activations(w)) {
+    // The activations rounded to 8 bits as the model rounds them (activation_kernels.hpp).
+    const std::int64_t block = tg::model::activation_block_for(w);
+    tg::buffer xs = dev.allocate(std::size_t(K / block) * 4), xq = dev.allocate(std::size_t(K) * 2);
+    tg::buffer xsum = dev.allocate(std::size_t(K / 32) * 4);
+    dev.launch(tg::model::activation_scale_kernel(K, tg::model::var_tokens, -1, block), std::vector<tg::buffer>{xs, xb}, vars);
+    dev.launch(tg::model::activation_quant_kernel(K, tg::model::var_tokens, -1, block), std::vector<tg::buffer>{xq, xb, xs},
+               vars);
+    if (tg::model::uses_activation_sums(w)) {
+      auto sum = tg::model::activation_sum_kernel(K, tg::model::var_tokens, block);
+      std::vector<tg::buffer> s{xsum, xq, xs};
+      s.resize(std::size_t(sum.slot_count), xs);
+      dev.launch(sum, s, vars);
+    }
+    slots = {out, w.data, xq, out, out, xs, xsum, w.tiles.data() ? w.tiles : out};
+  } else {
+    slots = {out, w.data, xb};
+  }
+  slots.resize(std::size_t(kernel.slot_count));
+  auto prepared = dev.prepare(kernel);
+  prepared.launch(slots, vars);
+  dev.synchronize();
+  std::vector<double> seconds;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = clock_type::now();
+    prepared.launch(slots, vars);
+    dev.synchronize();
+    seconds.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> only(argv + 1, argv + argc);
+  const unsigned threads = unsigned(tg::threads::default_thread_count());
+  tg::device dev("CPU");
+  const double before = tg::bench::measure_read_bandwidth({.threads = threads});
+  std::printf("matvec of 4096-wide weights of about %zu MB, %u threads, one token\n", target_bytes >> 20, threads);
+  struct row {
+    tensor_type type;
+    double gbps;
+  };
+  std::vector<row> rows;
+  for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q5_0, tensor_type::q4_k, tensor_type::q5_k,
+                           tensor_type::q6_k, tensor_type::f16, tensor_type::bf16}) {
+    const std::string name(tg::gguf::tensor_type_name(type));
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
+    const tg::model::weight w = make_weight(dev, type);
+    const double s = matvec_seconds(dev, w, 15);
+    rows.push_back({type, double(w.rows * w.row_bytes) / s / 1e9});
+    std::fflush(stdout);
+  }
+  const double after = tg::bench::measure_read_bandwidth({.threads = threads});
+  const double bandwidth = std::max(before, after);
+  std::printf("memory read bandwidth: %.2f GB/s (best of before %.2f and after %.2f)\n", bandwidth, before, after);
+  std::printf("%-6s %10s %8s\n", "type", "GB/s", "share");
+  for (const row& r : rows)
+    std::printf("%-6s %10.2f %7.1f%%\n", std::string(tg::gguf::tensor_type_name(r.type)).c_str(), r.gbps,
+                100.0 * r.gbps / bandwidth);
+  return 0;
+}
