@@ -205,10 +205,6 @@ bool has_int_form(tensor_type type) {
   }
 }
 
-bool int_form_in_halves(tensor_type type) {
-  return type == tensor_type::q4_0 || type == tensor_type::q4_1 || type == tensor_type::q5_0 || type == tensor_type::q5_1;
-}
-
 std::int64_t int_form_group(tensor_type type) {
   return type == tensor_type::q4_k || type == tensor_type::q5_k || type == tensor_type::q6_k ? 256 : 32;
 }
@@ -231,8 +227,8 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
               f16(kb, slot, row * half_row + blk * 17), {}};
     case tensor_type::q4_0: case tensor_type::q4_1: case tensor_type::q5_0: case tensor_type::q5_1: {
       // 32 values: d (and m), for Q5 a 32-bit mask of fifth bits, 16 bytes of nibbles (value j:
-      // byte j % 16, low nibble for j < 16). Within one half, j / 16 is a constant and
-      // j % 16 runs over neighbouring lanes (int_form_in_halves).
+      // byte j % 16, low nibble for j < 16). Over 16 lanes of pairs j / 16 varies by lane (a
+      // shift per lane: x86 vpsrlvw on the widened bytes); over 8, a half's j / 16 is a constant.
       const bool five = type == tensor_type::q5_0 || type == tensor_type::q5_1;
       const bool min = type == tensor_type::q4_1 || type == tensor_type::q5_1;
       const std::int64_t bytes = (min ? 4 : 2) + (five ? 4 : 0) + 16;

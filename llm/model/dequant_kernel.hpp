@@ -48,9 +48,6 @@ struct int_weight {
   kvalue block_a, block_b;
 };
 bool has_int_form(gguf::tensor_type type);
-// Q4_0/Q4_1/Q5_0/Q5_1 put values j and j + 16 in one byte: their int form wants j split in
-// 16-value halves (j / 16 a constant over the lanes), which 8 accumulator lanes give.
-bool int_form_in_halves(gguf::tensor_type type);
 std::int64_t int_form_group(gguf::tensor_type type);
 int_weight int_form(kernel_builder& kb, int slot, gguf::tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
                     kvalue sub, kvalue j, kvalue j_pair);

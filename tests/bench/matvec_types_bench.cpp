@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
     double gbps;
   };
   std::vector<row> rows;
-  for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q5_0, tensor_type::q4_k, tensor_type::q5_k,
+  for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q4_1, tensor_type::q5_0, tensor_type::q5_1,
+                           tensor_type::q4_k, tensor_type::q5_k,
                            tensor_type::q6_k, tensor_type::f16, tensor_type::bf16}) {
     const std::string name(tg::gguf::tensor_type_name(type));
     if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
