@@ -3,6 +3,9 @@
 
 #include "llm/model/matmul_tiles.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -39,7 +42,8 @@ std::uint64_t available_memory_bytes() {
 }
 
 // Prefill reads the layer matrices as row tiles where the device has a tile form
-// (matmul_tiles.hpp); decode keeps streaming the mapped file bytes. The tiles are a second
+// (matmul_tiles.hpp); decode streams the mapped file bytes, or the tiles where they are no
+// larger (matmul_tiles.hpp: decodes_from_tiles). The tiles are a second
 // copy, up to twice the file's size for a K-quant file, so they are made only when they take
 // at most half the memory still available; otherwise prefill reads the file's blocks
 // (correct, about half as fast) and the log says so, rather than the load running the
@@ -65,6 +69,42 @@ void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   if (head) add_tiles(dev, m.output, rows);
 }
 
+
+// Progress of the weights' upload to a device that copies them (a GPU: over PCIe or the USB
+// bridge, minutes for a large model): a line at most every second, then one with the total
+// time and MB/s. Where the device reads the mapped file in place (the CPU) nothing is copied
+// and nothing is said.
+class upload_progress {
+ public:
+  upload_progress(const device& dev, const gguf::file& f) : dev_(dev.name()), quiet_(dev.impl().reads_host_memory()) {
+    for (const auto& t : f.tensors()) total_ += t.size_bytes;
+  }
+  void add(const weight& w) {
+    done_ += std::uint64_t(w.rows * w.row_bytes);
+    const auto now = clock::now();
+    if (quiet_ || now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    log(log_level::info, str("uploading weights to ", dev_, ": ", 100 * done_ / std::max<std::uint64_t>(total_, 1), "% (",
+                             done_ >> 20, " of ", total_ >> 20, " MiB, ", int(mb_per_second()), " MB/s)"));
+  }
+  void finish() const {
+    if (quiet_) return;
+    char line[160];
+    std::snprintf(line, sizeof line, "uploaded %llu MiB of weights to %s in %.2f s (%.0f MB/s)",
+                  static_cast<unsigned long long>(done_ >> 20), dev_.c_str(), seconds(), mb_per_second());
+    log(log_level::info, line);
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  double seconds() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
+  double mb_per_second() const { return double(done_) / 1e6 / std::max(seconds(), 1e-9); }
+  std::string dev_;
+  bool quiet_;
+  std::uint64_t total_ = 0, done_ = 0;
+  clock::time_point start_ = clock::now(), last_ = start_;
+};
+
 }  // namespace
 
 std::uint64_t model_weights::bytes_per_token() const {
@@ -77,27 +117,34 @@ std::uint64_t model_weights::bytes_per_token() const {
       if (*w) total += all(**w);
   }
   return total;
+
 }
 
 model_weights load_model_weights(device& dev, const gguf::file& f, const model_config& c) {
   model_weights m;
+  upload_progress progress(dev, f);
+  auto load = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
+    weight w = load_weight(dev, f, name, rows, cols);
+    progress.add(w);
+    return w;
+  };
   const std::int64_t q_width = c.n_head * c.head_dim, kv_width = c.n_kv_head * c.head_dim;
-  m.token_embd = load_weight(dev, f, "token_embd.weight", c.vocab, c.dim);
+  m.token_embd = load("token_embd.weight", c.vocab, c.dim);
   m.output_norm = load_vector(dev, f, "output_norm.weight", c.dim);
-  m.output = c.tied_output ? m.token_embd : load_weight(dev, f, "output.weight", c.vocab, c.dim);
+  m.output = c.tied_output ? m.token_embd : load("output.weight", c.vocab, c.dim);
   m.rope_freqs = find_vector(dev, f, "rope_freqs.weight", c.rope_dim / 2);
   for (std::int64_t i = 0; i < c.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     layer_weights l;
     l.attn_norm = load_vector(dev, f, p + "attn_norm.weight", c.dim);
-    l.wq = load_weight(dev, f, p + "attn_q.weight", q_width, c.dim);
-    l.wk = load_weight(dev, f, p + "attn_k.weight", kv_width, c.dim);
-    l.wv = load_weight(dev, f, p + "attn_v.weight", kv_width, c.dim);
-    l.wo = load_weight(dev, f, p + "attn_output.weight", c.dim, q_width);
+    l.wq = load(p + "attn_q.weight", q_width, c.dim);
+    l.wk = load(p + "attn_k.weight", kv_width, c.dim);
+    l.wv = load(p + "attn_v.weight", kv_width, c.dim);
+    l.wo = load(p + "attn_output.weight", c.dim, q_width);
     l.ffn_norm = load_vector(dev, f, p + "ffn_norm.weight", c.dim);
-    l.gate = load_weight(dev, f, p + "ffn_gate.weight", c.ffn, c.dim);
-    l.up = load_weight(dev, f, p + "ffn_up.weight", c.ffn, c.dim);
-    l.down = load_weight(dev, f, p + "ffn_down.weight", c.dim, c.ffn);
+    l.gate = load(p + "ffn_gate.weight", c.ffn, c.dim);
+    l.up = load(p + "ffn_up.weight", c.ffn, c.dim);
+    l.down = load(p + "ffn_down.weight", c.dim, c.ffn);
     if (c.qkv_bias) {
       l.bq = load_vector(dev, f, p + "attn_q.bias", q_width);
       l.bk = load_vector(dev, f, p + "attn_k.bias", kv_width);
@@ -109,6 +156,7 @@ model_weights load_model_weights(device& dev, const gguf::file& f, const model_c
     }
     m.layers.push_back(std::move(l));
   }
+  progress.finish();
   add_prefill_tiles(dev, f, m);
   return m;
 }

@@ -1,9 +1,10 @@
 // engine.hpp: the one thread that runs the model for the server, with continuous batching.
 // Requests wait in a bounded queue (full: 503 with Retry-After, as Ollama's OLLAMA_MAX_QUEUE)
-// for one of `slots` sequences, each with its own KV cache. Every step runs one prefill chunk
-// of a joining request, then one decode pass over every generating slot together
-// (transformer::decode_batch: each row bit-identical to that sequence decoded alone), so a
-// long prompt stalls running streams by at most one chunk (llama.cpp server: update_slots).
+// for one of `slots` sequences, each with its own KV cache. Every step runs prompt chunks of
+// joining requests, up to one chunk's worth of tokens in all, then one decode pass over every
+// generating slot together (transformer::decode_batch: each row bit-identical to that sequence
+// decoded alone), so prompts stall running streams by at most one chunk's worth per token
+// (llama.cpp server: update_slots).
 // A slot keeps its tokens between requests, and a request takes the idle slot sharing the
 // longest prefix with its prompt, so a follow-up turn of a chat computes only its new text.
 // Cancelled jobs (the client left) leave at the next step.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <tg/log.hpp>
 #include "llm/gguf/gguf_file.hpp"
 #include "llm/model/transformer.hpp"
 #include "tests/llm/model/logits_compare.hpp"
@@ -47,7 +48,15 @@ void check_on(const std::string& device_name, const std::string& model, int step
   tg::device cpu("CPU");
   const run_result want = run(cpu, file, steps);
   tg::device gpu(device_name);
+  // The upload to the card reports its size and speed (the CPU reads the mapping in place: no line).
+  std::vector<std::string> lines;
+  tg::set_log_callback([&](tg::log_level, std::string_view line) { lines.emplace_back(line); });
   const run_result got = run(gpu, file, steps);
+  tg::set_log_callback({});
+  CHECK(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+          return l.rfind("uploaded ", 0) == 0 && l.find("MiB of weights to " + device_name) != std::string::npos &&
+                 l.find(" MB/s)") != std::string::npos;
+        }) == 1);
   // Quantized models round activations to 8 bits, so a 1-ulp difference in a float sum can
   // move a rounding and a logit by up to ~0.02 (seen: 0.016); a near tie closer than that
   // (seen: 0.003 apart at one position of the Q8_0 prompt) may come out in either order.
