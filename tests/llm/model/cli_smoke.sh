@@ -15,8 +15,12 @@ out="${TMPDIR:-/tmp}/tg_cli_smoke_$$.f32"
 size=$(wc -c < "$out")
 rm -f "$out"
 [ "$size" -eq $((3 * 32000 * 4)) ] || fail "dump-logits wrote $size bytes"
-lines=$("$llm" -m "$m" --benchmark 3 --max-context 64 --chunk-size 8 2>/dev/null | grep -c "tok/s") || fail "benchmark"
+bench=$("$llm" -m "$m" --benchmark 3 --max-context 64 --chunk-size 8 2>/dev/null) || fail "benchmark exited $?"
+lines=$(echo "$bench" | grep -c "tok/s")
 [ "$lines" -eq 4 ] || fail "benchmark printed $lines timing lines"
+# The first prompt after warm-up (13 tokens: a chunk of 8, a tile of 4, one) compiles nothing.
+echo "$bench" | grep -q "^first prompt after warm-up: 13 tokens, time to first token [0-9.]* s, 0 kernels compiled for it$" ||
+  fail "benchmark's first-prompt line: $(echo "$bench" | head -1)"
 text=$("$llm" -m "$m" --tokens 1,450,4996 -n 4 --max-context 64 --cache-type f16 2>/dev/null) || fail "--cache-type f16 exited $?"
 [ -n "$text" ] || fail "--cache-type f16 printed nothing"
 err=$("$llm" -m "$m" --tokens 1,450 -n 1 --cache-type f8 2>&1) && fail "--cache-type f8 was accepted"
