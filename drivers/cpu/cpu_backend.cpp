@@ -107,14 +107,20 @@ class cpu_graph final : public executable_graph {
   std::vector<std::shared_ptr<program>> programs_;  // keeps the steps' programs alive
 };
 
-// What a kernel's int8 dot products become on this target, for TG_DEBUG=1: pair sums of
-// 16-bit products (the int8 matmuls) are pmaddwd, folded into vpdpwssd with VNNI.
+// What a kernel's int8 dot products become on this target, for TG_DEBUG=1 and -v: pair sums
+// of 16-bit products (the int8 matmuls) are pmaddwd, folded into vpdpwssd with VNNI; quad
+// sums of bytes (VNNI tiles) are vpdpbusd (llvm_kernel.cpp: x86_quad_sums).
 std::string isa_form(std::span<const ast::node> nodes, const codegen::kernel_opts& opts, const cpu_target& target) {
-  bool pairs = false;
-  for (const ast::node& n : nodes) pairs = pairs || (n.o == ast::op::reduce_sum && n.arg == ast::reduce_as_lanes && !is_float(n.dt));
+  bool pairs = false, quads = false;
+  for (const ast::node& n : nodes) {
+    if (n.o != ast::op::reduce_sum || n.arg != ast::reduce_as_lanes || is_float(n.dt)) continue;
+    const ast::node& bound = nodes[std::size_t(nodes[std::size_t(n.src[1])].src[0])];
+    (bound.o == ast::op::constant && bound.arg == 4 ? quads : pairs) = true;
+  }
   const int vector = opts.vector_lanes && !opts.upcast.empty() ? opts.upcast.back() : 0;
   std::string form = str(target.level == "native" ? "native (" + target.cpu + ")" : target.level, ", ", target.vector_bits, "-bit");
   if (pairs) form += target.vnni ? ", int8 dot vpdpwssd" : ", int8 dot vpmaddwd+vpaddd";
+  if (quads) form += target.vnni && target.vector_bits == 512 ? ", int8 dot vpdpbusd" : ", int8 quad dot (no VNNI: generic)";
   if (vector > 1) form += str(", ", vector, " output lanes per vector");
   return form;
 }

@@ -49,6 +49,14 @@ ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first, 
   return kernel;
 }
 
+ast::kernel activation_byte_kernel(std::int64_t K, launch_var rows) {
+  kernel_builder kb;
+  auto t = kb.output_range(kb.variable(rows));
+  auto k = kb.output_range(K);
+  kb.store(0, t * K + k, kb.cast(dtype::int8, kb.load<std::int16_t>(1, t * K + k)));
+  return kb.finish();
+}
+
 ast::kernel activation_sum_kernel(std::int64_t K, launch_var rows, std::int64_t block) {
   check_block(K, block);
   kernel_builder kb;

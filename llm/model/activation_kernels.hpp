@@ -23,6 +23,10 @@ ast::kernel activation_scale_kernel(std::int64_t K, launch_var rows, int first, 
 // xq[t][k] = q. Slots: 0 xq (int16, rows × K), 1 x (float32), 2 xs (from the kernel above).
 ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block = activation_block);
 
+// xb[t][k] = xq[t][k] as int8, for matmuls that read the activations as bytes (AVX-512 VNNI
+// tiles, matmul_tiles.hpp). Slots: 0 xb (int8, rows x K), 1 xq.
+ast::kernel activation_byte_kernel(std::int64_t K, launch_var rows);
+
 // Per 32-value group g of row t, for weights with a per-group offset (Q4_1, Q5_1, Q4_K,
 // Q5_K): with 32-value blocks xsum[t][g] = s * sum_j q[j] (float32); with 256-value blocks
 // the integer sum_j q[j] (int32), which a K-quant matmul scales once per super-block.

@@ -24,8 +24,14 @@ struct tile_format {
   std::int64_t rows = 32, sub = 32;
   bool offsets = false, wide = false;
   bool half_scales = false;  // a as fp16 (Q8_0: the file's d itself), so the tiles take the file's bytes
+  // Quads of unsigned bytes q + zero (vpdpbusd takes unsigned times signed bytes): zero is
+  // 128 for Q8_0 (whose offset 128 a the kernel computes), 8 / 16 for Q4_0 / Q5_0 (the
+  // file's own nibbles, with offsets 8 a / 16 a), 0 for the types whose q is unsigned.
+  bool quads = false;
+  std::int64_t zero = 0;
   std::int64_t header_bytes() const { return (half_scales ? 2 : offsets ? 8 : 4) * rows; }
   std::int64_t quant_bytes() const { return wide ? 2 : 1; }
+  std::int64_t group() const { return quads ? 4 : 2; }  // values of a row side by side
   std::int64_t sub_bytes() const { return header_bytes() + sub * rows * quant_bytes(); }
 };
 
@@ -38,12 +44,13 @@ struct tile_format {
 // twice the vector work. Measured on Qwen2.5-0.5B's ffn_down (896 x 4864, 32 tokens, 2
 // threads, Xeon rocketlake-class): Q8_0 1.8 ms; Q4_K 3.1 ms as nibbles, 2.0 as int8; Q6_K
 // 3.1 ms as int8 in 16-value sub-blocks, 2.0 as int16 in 256.
-tile_format format_of(tensor_type type, std::int64_t rows) {
-  if (type == tensor_type::q6_k) return {rows, 256, false, true};
-  if (type == tensor_type::q8_0) return {rows, 32, false, false, true};
+tile_format format_of(tensor_type type, std::int64_t rows, bool quads) {
+  if (type == tensor_type::q6_k) return {rows, 256, false, true};  // int16: always pairs
+  const std::int64_t zero = !quads ? 0 : type == tensor_type::q8_0 ? 128 : type == tensor_type::q4_0 ? 8 : type == tensor_type::q5_0 ? 16 : 0;
+  if (type == tensor_type::q8_0) return {rows, 32, false, false, true, quads, zero};
   const bool offsets = type == tensor_type::q4_1 || type == tensor_type::q5_1 || type == tensor_type::q4_k ||
-                       type == tensor_type::q5_k;
-  return {rows, 32, offsets, false};
+                       type == tensor_type::q5_k || zero > 0;
+  return {rows, 32, offsets, false, false, quads, zero};
 }
 
 float half_at(const std::uint8_t* p) {
@@ -128,6 +135,12 @@ std::int64_t tile_rows_for(const device& dev) {
   return cpu::host_cpu_target().vector_registers >= 32 ? 32 : 8;
 }
 
+bool tile_quads_for(const device& dev) {
+  if (dev.name() != "CPU") return false;
+  const cpu::cpu_target& t = cpu::host_cpu_target();
+  return t.vnni && t.vector_bits == 512;
+}
+
 bool has_tiles(const weight& w) {
   const tensor_type t = w.type;
   const bool type_ok = t == tensor_type::q8_0 || t == tensor_type::q4_0 || t == tensor_type::q4_1 || t == tensor_type::q5_0 ||
@@ -151,18 +164,22 @@ void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file
     for (std::int64_t s = 0; s < per_block; ++s) {
       std::uint8_t* at = out + (tile * subs + blk * per_block + s) * f.sub_bytes();
       for (std::int64_t r = 0; r < R; ++r) {
-        put_scale(f, at, r, a[std::size_t(r * 8 + s)]);
-        if (f.offsets) std::memcpy(at + 4 * (R + r), &b[std::size_t(r * 8 + s)], 4);
+        const float ar = a[std::size_t(r * 8 + s)];
+        put_scale(f, at, r, ar);
+        // Q4_0 / Q5_0 as quads keep the file's unsigned nibbles: W = a (n - zero) = a n - zero a.
+        const float br = f.zero > 0 && f.offsets ? float(f.zero) * ar : b[std::size_t(r * 8 + s)];
+        if (f.offsets) std::memcpy(at + 4 * (R + r), &br, 4);
       }
       std::uint8_t* quants = at + f.header_bytes();
       std::int16_t* wide = reinterpret_cast<std::int16_t*>(quants);  // 2-byte aligned: every field size is even
       std::int64_t pos = 0;
-      for (std::int64_t j = 0; j < f.sub; j += 2)  // pair j / 2 of every row, in order
+      const std::int64_t n = f.group();
+      for (std::int64_t j = 0; j < f.sub; j += n)  // group j / n of every row, in order
         for (std::int64_t r = 0; r < R; ++r)
-          for (std::int64_t e = 0; e < 2; ++e, ++pos) {
+          for (std::int64_t e = 0; e < n; ++e, ++pos) {
             const std::int16_t v = q[std::size_t(r * block + s * f.sub + j + e)];
             if (f.wide) wide[pos] = v;
-            else quants[pos] = std::uint8_t(v);
+            else quants[pos] = std::uint8_t(v + f.zero);
           }
     }
   }
@@ -172,16 +189,16 @@ void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file
 
 // Written in place where the device's memory is the host's (the CPU: tiles are a CPU
 // layout), on every core: the 0.5B Q4_K_M repacks 456 MB.
-std::size_t tile_bytes(const weight& w, std::int64_t rows) {
+std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads) {
   if (!has_tiles(w) || (rows != 8 && rows != 16 && rows != 32)) return 0;
-  const tile_format f = format_of(w.type, rows);
+  const tile_format f = format_of(w.type, rows, quads);
   return std::size_t(w.rows / rows * (w.cols / f.sub) * f.sub_bytes());
 }
 
-void add_tiles(device& dev, weight& w, std::int64_t rows) {
-  const std::size_t bytes = tile_bytes(w, rows);
+void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads) {
+  const std::size_t bytes = tile_bytes(w, rows, quads);
   if (bytes == 0) throw usage_error(str("add_tiles: weight ", w.name, " has no tiled form of ", rows, " rows"));
-  const tile_format f = format_of(w.type, rows);
+  const tile_format f = format_of(w.type, rows, quads);
   w.tiles = dev.allocate(bytes);
   std::vector<std::uint8_t> staging;
   auto* out = static_cast<std::uint8_t*>(w.tiles.data());
@@ -196,6 +213,7 @@ void add_tiles(device& dev, weight& w, std::int64_t rows) {
   for (auto& t : threads) t.join();
   if (!staging.empty()) w.tiles.copy_in(staging.data(), bytes);
   w.tile_rows = rows;
+  w.tile_quads = f.quads;
 }
 
 // Output ranges: tiles (split over threads), tokens (scalar lanes), the tile's rows (a
@@ -204,15 +222,21 @@ void add_tiles(device& dev, weight& w, std::int64_t rows) {
 // step for the tile: dot * (a * s) - b * (s * sum x), s the activation scale. 32 rows per
 // tile on AVX-512 measured faster than 16 (Q8_0 8192 x 2048, 32 tokens, one thread: 9 ms
 // against 15): two vectors per token give eight independent vpdpwssd chains, not four.
-bool tiles_fit_file_bytes(const weight& w, std::int64_t rows) {
-  const std::size_t bytes = tile_bytes(w, rows);
+bool tiles_fit_file_bytes(const weight& w, std::int64_t rows, bool quads) {
+  const std::size_t bytes = tile_bytes(w, rows, quads);
   return bytes > 0 && bytes <= std::size_t(w.rows * w.row_bytes);
 }
-bool decodes_from_tiles(const weight& w) { return w.tile_rows > 0 && tiles_fit_file_bytes(w, w.tile_rows); }
+bool decodes_from_tiles(const weight& w) { return w.tile_rows > 0 && tiles_fit_file_bytes(w, w.tile_rows, w.tile_quads); }
+bool reads_activation_bytes(const weight& w) { return w.tile_rows > 0 && w.tile_quads; }
+bool tiles_take_sums(const weight& w) {
+  if (w.tile_rows == 0) return false;
+  const tile_format f = format_of(w.type, w.tile_rows, w.tile_quads);
+  return f.offsets || f.zero > 0;
+}
 
 ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int token_lanes, launch_var rows) {
   if (w.tile_rows == 0) throw usage_error(str("tiled_matmul_kernel: weight ", w.name, " has no tiles (add_tiles)"));
-  const tile_format f = format_of(w.type, w.tile_rows);
+  const tile_format f = format_of(w.type, w.tile_rows, w.tile_quads);
   const std::int64_t tile_rows = w.tile_rows;
   const std::int64_t K = w.cols, N = w.rows, subs = K / f.sub, act_block = activation_block_for(w);
   kernel_builder kb;
@@ -222,17 +246,23 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
   auto g = kb.reduce_range(subs);
   auto at = (tile * subs + g) * f.sub_bytes();  // the sub-block's bytes
   auto quants = at + f.header_bytes();
-  auto p = kb.reduce_range(f.sub / 2);
-  auto e = kb.reduce_range(2);
-  auto pair = p * (2 * tile_rows) + r * 2 + e;
-  auto q = f.wide ? kb.load<std::int16_t>(7, quants / 2 + pair) : kb.load<std::int8_t>(7, quants + pair);
-  auto xq = kb.load<std::int16_t>(2, t * K + g * f.sub + p * 2 + e);
+  // Groups of n values of a row (pairs, or quads of unsigned bytes against the activations'
+  // signed bytes, slot 2 then int8: activation_byte_kernel).
+  const std::int64_t per = f.group();
+  auto p = kb.reduce_range(f.sub / per);
+  auto e = kb.reduce_range(per);
+  auto at_q = p * (per * tile_rows) + r * per + e;
+  auto q = f.wide ? kb.load<std::int16_t>(7, quants / 2 + at_q)
+         : f.quads ? kb.load<std::uint8_t>(7, quants + at_q) : kb.load<std::int8_t>(7, quants + at_q);
+  auto x_at = t * K + g * f.sub + p * per + e;
+  auto xq = f.quads ? kb.load<std::int8_t>(2, x_at) : kb.load<std::int16_t>(2, x_at);
   auto dot = kb.sum(kb.sum_lanes(kb.cast(dtype::int32, q) * kb.cast(dtype::int32, xq), e), p);
   auto a = f.half_scales ? kb.cast(dtype::float32, kb.load(7, dtype::float16, at / 2 + r)) : kb.load<float>(7, at / 4 + r);
   auto s = kb.load<float>(5, t * (K / act_block) + (g * f.sub) / act_block);
   auto term = kb.cast(dtype::float32, dot) * (a * s);
-  if (f.offsets) {
-    auto b = kb.load<float>(7, at / 4 + tile_rows + r);
+  if (f.offsets || f.zero > 0) {
+    // Q8_0's offset 128 a is computed here (its header holds only the fp16 a).
+    auto b = f.offsets ? kb.load<float>(7, at / 4 + tile_rows + r) : a * double(f.zero);
     // The per-32 sums: s * sum as float for 32-value activation blocks, the integer sum for 256.
     auto xsum = act_block == 32 ? kb.load<float>(6, t * (K / 32) + g)
                                 : kb.cast(dtype::float32, kb.load<std::int32_t>(6, t * (K / 32) + g)) * s;

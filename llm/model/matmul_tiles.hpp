@@ -16,7 +16,10 @@
 //                dmin * m for K-quants), so that W = a * q - b
 //   quants       S / 2 pairs x R rows x 2 values, pair p of row r at p * 2R + 2r: int8
 //                (Q8_0 q, Q4_0 q - 8, Q5_0 q - 16, Q4_1/Q5_1/Q4_K/Q5_K q), or int16 for
-//                Q6_K ((q - 32) times its 16-value int8 scale).
+//                Q6_K ((q - 32) times its 16-value int8 scale); or as quads (tile_quads_for)
+//                S / 4 quads x R rows x 4 values, quad p of row r at p * 4R + 4r, as uint8
+//                (Q8_0 q + 128, Q4_0/Q5_0 their unsigned nibbles with offsets 8 a / 16 a,
+//                the others q).
 // Bits per value (the file's): Q8_0 8.5 (8.5), Q4_0, Q5_0 9 (4.5, 5.5), Q4_1, Q5_1, Q4_K, Q5_K 10
 // (5, 6, 4.5, 5.5), Q6_K 16.1 (6.6). Qwen2.5-0.5B's Q4_K_M (most of it Q5_0: its 896-wide
 // rows are no multiple of 256) holds 456 MB of tiles beside its 395 MB file. The tiles are a
@@ -35,19 +38,28 @@ namespace tg::model {
 // registers, so that 4 tokens' integer and float accumulators stay in registers; 0 when dev
 // is not the CPU (the tiles are a CPU layout).
 std::int64_t tile_rows_for(const device& dev);
+// Whether tiles on dev hold quads of unsigned bytes for vpdpbusd (AVX-512 VNNI: 4 products
+// per lane where vpdpwssd takes 2, and the weights need no widening), read against the
+// activations as signed bytes (activation_byte_kernel). Q6_K keeps its int16 pairs.
+bool tile_quads_for(const device& dev);
 // Whether w has a tiled form (a type with an int form, dequant_kernel.hpp, rows a multiple of 32).
 bool has_tiles(const weight& w);
 // The bytes add_tiles would allocate for w (0 when w has no tiled form).
-std::size_t tile_bytes(const weight& w, std::int64_t rows);
+std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads);
 // Repacks w.data (host memory) into w.tiles with `rows` rows per tile (tile_rows_for).
-void add_tiles(device& dev, weight& w, std::int64_t rows);
+void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads);
 // Whether decode reads w's tiles rather than its file bytes: where the tiles take no more
 // bytes than the file (Q8_0, whose tiles keep the file's fp16 scales), streaming them costs the
 // same, and a decode batch of several sequences then shares each tile's weights across its
 // token lanes with each row computed exactly as one token computes it.
 bool decodes_from_tiles(const weight& w);
 // Whether w's tiles of `rows` rows would take no more bytes than its file encoding.
-bool tiles_fit_file_bytes(const weight& w, std::int64_t rows);
+bool tiles_fit_file_bytes(const weight& w, std::int64_t rows, bool quads);
+// Whether w's tiled matmul reads the activations as int8 (quads) rather than int16, and
+// whether it reads their per-32 sums (types with an offset, and Q8_0 / Q4_0 / Q5_0 as quads:
+// their unsigned bytes carry a zero point).
+bool reads_activation_bytes(const weight& w);
+bool tiles_take_sums(const weight& w);
 // out[t][n] = sum_k W[n][k] * x[t][k] for the `rows` launch variable's T tokens (a multiple of
 // token_lanes), over the 8-bit activations linear_kernels.hpp describes. Slots as
 // matmul_kernel's (1, the file bytes, unused), and 7 the tiles. Each (row, token) sums the

@@ -53,10 +53,11 @@ std::uint64_t available_memory_bytes() {
 void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   const std::int64_t rows = tile_rows_for(dev);
   if (rows == 0) return;
-  const bool head = tiles_fit_file_bytes(m.output, rows);
-  std::uint64_t total = head ? tile_bytes(m.output, rows) : 0;
+  const bool quads = tile_quads_for(dev);
+  const bool head = tiles_fit_file_bytes(m.output, rows, quads);
+  std::uint64_t total = head ? tile_bytes(m.output, rows, quads) : 0;
   for (layer_weights& l : m.layers)
-    for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) total += tile_bytes(*w, rows);
+    for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) total += tile_bytes(*w, rows, quads);
   const std::uint64_t available = available_memory_bytes();
   if (available > 0 && total > available / 2) {
     log(log_level::warning, str(f.name(), ": prefill tiles skipped: they would take ", total >> 20, " MiB with ",
@@ -65,8 +66,8 @@ void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   }
   for (layer_weights& l : m.layers)
     for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
-      if (has_tiles(*w)) add_tiles(dev, *w, rows);
-  if (head) add_tiles(dev, m.output, rows);
+      if (has_tiles(*w)) add_tiles(dev, *w, rows, quads);
+  if (head) add_tiles(dev, m.output, rows, quads);
 }
 
 

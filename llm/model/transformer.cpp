@@ -50,14 +50,23 @@ struct linear {
   launchable batch;    // for decode batches of a multiple of prefill_token_lanes sequences
 };
 
+// Whether a matmul kernel reads a weight's tiles (matmul_tiles.hpp: slot 7), not its file bytes.
+bool reads_tiles(const launchable& k) { return k.kernel.slot_count == 8; }
+
 // The 8-bit rounding of one matmul input width in one block size (activation_kernels.hpp).
 struct activation_quant {
-  launchable scale, quant, sum;
+  launchable scale, quant, sum, bytes;  // bytes: the int8 copy for VNNI tiles (activation_byte_kernel)
 };
 
-// Where an input rounded to 8 bits lives: int16 values, scales, per-32 sums.
+// What the matmuls reading a rounded input take beside its int16 values and scales.
+struct activation_needs {
+  bool wanted = false, sums = false, bytes = false;
+};
+
+// Where an input rounded to 8 bits lives: int16 values, scales, per-32 sums, and where tiles
+// hold quads (matmul_tiles.hpp: tile_quads_for) the values again as int8.
 struct rounded_input {
-  buffer xq, xs, xsum;
+  buffer xq, xs, xsum, xb;
 };
 
 struct layer_kernels {
@@ -152,10 +161,16 @@ struct transformer::state {
   // Rounds `in` to 8 bits in `to` with the kernels `k` of its width and block size, with the
   // per-32 sums when a reader wants them (activation_kernels.hpp).
   void round_input(device& dev, const activation_quant& k, const rounded_input& to, const buffer& in, std::int64_t block,
-                   bool sums) {
+                   const activation_needs& needs) {
     run(dev, k.scale, {to.xs, in});
     run(dev, k.quant, {to.xq, in, to.xs});
-    if (sums) round_sums(dev, k, to, block);
+    round_extras(dev, k, to, block, needs);
+  }
+  // The per-32 sums and the int8 copy, where a reader of the rounded input takes them.
+  void round_extras(device& dev, const activation_quant& k, const rounded_input& to, std::int64_t block,
+                    const activation_needs& needs) {
+    if (needs.sums) round_sums(dev, k, to, block);
+    if (needs.bytes) run(dev, k.bytes, {to.xb, to.xq});
   }
   void round_sums(device& dev, const activation_quant& k, const rounded_input& to, std::int64_t block) {
     if (block == activation_block) run(dev, k.sum, {to.xsum, to.xq, to.xs});
@@ -262,7 +277,8 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   const std::int64_t widest = std::max({c.dim, qw, c.ffn});
   for (std::int64_t block : {std::int64_t(32), std::int64_t(256)})
     s.rounded[block] = {dev.allocate(std::size_t(T * widest) * 2), floats(dev, T * widest / activation_block),
-                        floats(dev, T * widest / activation_block)};
+                        floats(dev, T * widest / activation_block),
+                        tile_quads_for(dev) ? dev.allocate(std::size_t(T * widest)) : buffer{}};
   s.rope_cos = floats(dev, T * c.head_dim / 2);
   s.rope_sin = floats(dev, T * c.head_dim / 2);
   s.eps = dev.allocate(4);
@@ -302,12 +318,12 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
     if (c.dim % block == 0)
       s.head_quant[block] = {activation_scale_kernel(c.dim, var_head_rows, var_head_first, block),
                              activation_quant_kernel(c.dim, var_head_rows, var_head_first, block),
-                             activation_sum_kernel(c.dim, var_head_rows, block)};
+                             activation_sum_kernel(c.dim, var_head_rows, block), activation_byte_kernel(c.dim, var_head_rows)};
     for (std::int64_t width : {c.dim, qw, c.ffn})
       if (width % block == 0)
         s.act_quant[{width, block}] = {activation_scale_kernel(width, var_tokens, -1, block),
                                        activation_quant_kernel(width, var_tokens, -1, block),
-                                       activation_sum_kernel(width, var_tokens, block)};
+                                       activation_sum_kernel(width, var_tokens, block), activation_byte_kernel(width, var_tokens)};
     if (c.dim % block == 0) {
       s.norm_round_scale[block] = norm_round_scale_op(dev, T, c.dim, block);
       s.norm_round[block] = norm_round_op(dev, T, c.dim, block);
@@ -499,18 +515,35 @@ void transformer::run_layer(std::size_t index) {
   state& s = *s_;
   const layer_weights& w = weights_.layers[index];
   layer_kernels& k = s.layers[index];
-  auto matmul = [&](const linear& l, const buffer& out, const buffer& in, const buffer& residual = {},
-                    const std::optional<weight>& bias = std::nullopt) {
+  // The kernel a matmul runs in this forward. A decode batch computes each row as the one-token
+  // kernel does: with matmul_batch_kernel for a multiple of its token lanes, else with the
+  // one-token kernel itself.
+  auto pick = [&](const linear& l) -> const launchable& {
     const std::int64_t tokens = s.vars[var_tokens];
-    // A decode batch computes each row as the one-token kernel does: with matmul_batch_kernel
-    // for a multiple of its token lanes, else with the one-token kernel itself.
     const bool batch = !s.batch_sequences.empty();
     const bool tiled = tokens >= prefill_token_lanes && tokens % prefill_token_lanes == 0;
-    const launchable& kernel = tiled ? (batch ? l.batch : l.prefill) : l.kernel;
+    return tiled ? (batch ? l.batch : l.prefill) : l.kernel;
+  };
+  // What the rounded inputs of `readers` in block size `block` must carry this forward.
+  auto needs_of = [&](std::int64_t block, std::initializer_list<const linear*> readers) {
+    activation_needs n;
+    for (const linear* l : readers) {
+      if (!uses_int8_activations(*l->w) || activation_block_for(*l->w) != block) continue;
+      const bool tiles = reads_tiles(pick(*l));
+      n.wanted = true;
+      n.sums = n.sums || (tiles ? tiles_take_sums(*l->w) : uses_activation_sums(*l->w));
+      n.bytes = n.bytes || (tiles && reads_activation_bytes(*l->w));
+    }
+    return n;
+  };
+  auto matmul = [&](const linear& l, const buffer& out, const buffer& in, const buffer& residual = {},
+                    const std::optional<weight>& bias = std::nullopt) {
+    const launchable& kernel = pick(l);
     if (uses_int8_activations(*l.w)) {
       const rounded_input& r = s.rounded.at(activation_block_for(*l.w));
-      const buffer all[] = {out, l.w->data, r.xq, residual.data() ? residual : out, bias ? bias->data : out, r.xs, r.xsum,
-                            l.w->tiles.data() ? l.w->tiles : out};
+      const bool bytes = reads_tiles(kernel) && reads_activation_bytes(*l.w);
+      const buffer all[] = {out, l.w->data, bytes ? r.xb : r.xq, residual.data() ? residual : out, bias ? bias->data : out,
+                            r.xs, r.xsum, l.w->tiles.data() ? l.w->tiles : out};
       s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)));
     } else if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data});
     else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual});
@@ -519,11 +552,8 @@ void transformer::run_layer(std::size_t index) {
   // Rounds `in` (`width` wide) to 8 bits in s.rounded, in the block sizes the matmuls reading it take.
   auto quantize = [&](const buffer& in, std::int64_t width, std::initializer_list<const linear*> readers) {
     for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
-      bool wanted = false, sums = false;
-      for (const linear* l : readers)
-        if (uses_int8_activations(*l->w) && activation_block_for(*l->w) == block)
-          wanted = true, sums = sums || uses_activation_sums(*l->w);
-      if (wanted) s.round_input(dev_, s.act_quant.at({width, block}), s.rounded.at(block), in, block, sums);
+      const activation_needs needs = needs_of(block, readers);
+      if (needs.wanted) s.round_input(dev_, s.act_quant.at({width, block}), s.rounded.at(block), in, block, needs);
     }
   };
   // The matmul inputs `readers` want from an elementwise result: rounded to 8 bits by the
@@ -537,11 +567,8 @@ void transformer::run_layer(std::size_t index) {
     bool float_reader = false;
     for (const linear* l : readers) float_reader = float_reader || !uses_int8_activations(*l->w);
     for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
-      bool wanted = false, sums = false;
-      for (const linear* l : readers)
-        if (uses_int8_activations(*l->w) && activation_block_for(*l->w) == block)
-          wanted = true, sums = sums || uses_activation_sums(*l->w);
-      if (!wanted) continue;
+      const activation_needs needs = needs_of(block, readers);
+      if (!needs.wanted) continue;
       const rounded_input& r = s.rounded.at(block);
       with.resize(named.size());
       with.push_back({"out", r.xs});
@@ -549,7 +576,7 @@ void transformer::run_layer(std::size_t index) {
       with.back() = {"xs", r.xs};
       with.push_back({"out", r.xq});
       s.run(dev_, round.at(block), with);
-      if (sums) s.round_sums(dev_, s.act_quant.at({width, block}), r, block);
+      s.round_extras(dev_, s.act_quant.at({width, block}), r, block, needs);
     }
     if (!float_reader) return;
     with.assign(named);
@@ -620,13 +647,15 @@ void transformer::run_head() {
   if (uses_int8_activations(*s.output.w)) {
     const std::int64_t block = activation_block_for(*s.output.w);
     const rounded_input& r = s.rounded.at(block);
-    s.round_input(dev_, s.head_quant.at(block), r, s.hn, block, uses_activation_sums(*s.output.w));
     // Head rows in token lanes (a decode batch's, or every position's logits) where the head
     // decodes from tiles: each row as the one-row kernel computes it, the weights read once.
     const std::int64_t rows = s.vars[var_head_rows];
     const bool lanes = decodes_from_tiles(*s.output.w) && rows % prefill_token_lanes == 0;
     const launchable& kernel = lanes ? s.output.batch : s.output.kernel;
-    const buffer all[] = {s.logits, s.output.w->data, r.xq, s.logits, s.logits, r.xs, r.xsum,
+    const bool tiles = reads_tiles(kernel), bytes = tiles && reads_activation_bytes(*s.output.w);
+    s.round_input(dev_, s.head_quant.at(block), r, s.hn, block,
+                  {true, tiles ? tiles_take_sums(*s.output.w) : uses_activation_sums(*s.output.w), bytes});
+    const buffer all[] = {s.logits, s.output.w->data, bytes ? r.xb : r.xq, s.logits, s.logits, r.xs, r.xsum,
                           s.output.w->tiles.data() ? s.output.w->tiles : s.logits};
     s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)));
   } else {

@@ -18,9 +18,12 @@ struct weight {
   gguf::tensor_type type = gguf::tensor_type::f32;
   std::int64_t rows = 0, cols = 0, row_bytes = 0;
   buffer data;
-  // A copy in row tiles for prefill (matmul_tiles.hpp), when made: tile_rows rows per tile.
+  // A copy in row tiles for prefill (matmul_tiles.hpp), when made: tile_rows rows per tile,
+  // values in pairs (int8 or int16, vpdpwssd) or, with tile_quads, in quads of unsigned bytes
+  // (vpdpbusd: AVX-512 VNNI).
   buffer tiles;
   std::int64_t tile_rows = 0;
+  bool tile_quads = false;
 };
 
 // Borrows the tensor's bytes from the mapped file (zero-copy on the CPU). Throws usage_error

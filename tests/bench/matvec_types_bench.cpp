@@ -49,7 +49,8 @@ tg::model::weight make_weight(tg::device& dev, tensor_type type) {
   data.copy_in(bytes.data(), bytes.size());
   tg::model::weight w{std::string(tg::gguf::tensor_type_name(type)), type, rows, K, row_bytes, data};
   const std::int64_t tile_rows = tg::model::tile_rows_for(dev);
-  if (tile_rows > 0 && tg::model::tiles_fit_file_bytes(w, tile_rows)) tg::model::add_tiles(dev, w, tile_rows);
+  const bool quads = tg::model::tile_quads_for(dev);
+  if (tile_rows > 0 && tg::model::tiles_fit_file_bytes(w, tile_rows, quads)) tg::model::add_tiles(dev, w, tile_rows, quads);
   return w;
 }
 

@@ -224,6 +224,8 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
         launch_values vars{T, 0, 0, 0};
         auto [xq, xs] = round_on_device(xb, K, tg::model::var_tokens, -1, vars, block);
         tg::buffer xsum = sums_on_device(xq, xs, K, T, tg::model::var_tokens, vars, block);
+        tg::buffer xbytes = cpu().allocate(std::size_t(T * K));  // the values as bytes, for quads
+        cpu().launch(tg::model::activation_byte_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{xbytes, xq}, vars);
         const tg::model::matmul_epilogue e{.bias = epilogues, .residual = epilogues};
         const bool prefill = T % tg::model::prefill_token_lanes == 0;
         auto kernel = prefill ? tg::model::matmul_prefill_kernel(w, e) : tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e);
@@ -266,16 +268,24 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
   for (std::int64_t K : {std::int64_t(512), std::int64_t(4352)})
   for (auto type : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q4_1, tensor_type::q5_0, tensor_type::q5_1,
                     tensor_type::q4_k, tensor_type::q5_k, tensor_type::q6_k})
-  for (std::int64_t rows : {std::int64_t(8), std::int64_t(16), std::int64_t(32)}) {
+  for (std::int64_t rows : {std::int64_t(8), std::int64_t(16), std::int64_t(32)})
+  for (bool quads : {false, true}) {  // quads are vpdpbusd where the level has VNNI, generic code elsewhere
+    if (quads && type == tensor_type::q6_k) continue;  // int16 pairs only
     CAPTURE(K);
     CAPTURE(tg::gguf::tensor_type_name(type));
     CAPTURE(rows);
+    CAPTURE(quads);
     const auto& traits = tg::gguf::traits_of(type);
     const std::int64_t row_bytes = K / traits.block_elems * traits.block_bytes;
     auto wbytes = random_rows(type, N, K, rng);
     tg::model::weight w{"w", type, N, K, row_bytes, upload(wbytes)};
     REQUIRE(tg::model::has_tiles(w));
-    tg::model::add_tiles(cpu(), w, rows);
+    tg::model::add_tiles(cpu(), w, rows, quads);
+    CHECK(w.tile_quads == quads);
+    CHECK(tg::model::reads_activation_bytes(w) == quads);
+    // The per-32 sums: types with an offset, and as quads the symmetric ones (a zero point).
+    const bool symmetric = type == tensor_type::q8_0 || type == tensor_type::q4_0 || type == tensor_type::q5_0;
+    CHECK(tg::model::tiles_take_sums(w) == (tg::model::uses_activation_sums(w) || (quads && symmetric)));
     const std::int64_t block = tg::model::activation_block_for(w);
     std::vector<float> deq(std::size_t(N * K));
     for (std::int64_t n = 0; n < N; ++n)
@@ -293,11 +303,13 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
         launch_values vars{T, 0, 0, 0};
         auto [xq, xs] = round_on_device(xb, K, tg::model::var_tokens, -1, vars, block);
         tg::buffer xsum = sums_on_device(xq, xs, K, T, tg::model::var_tokens, vars, block);
+        tg::buffer xbytes = cpu().allocate(std::size_t(T * K));  // the values as bytes, for quads
+        cpu().launch(tg::model::activation_byte_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{xbytes, xq}, vars);
         const tg::model::matmul_epilogue e{.bias = epilogues, .residual = epilogues};
         auto kernel = tg::model::matmul_prefill_kernel(w, e);
         REQUIRE(kernel.slot_count == 8);  // the tiles' slot
         CHECK(kernel.upcast.back() == rows);  // the tile's rows are the vector
-        std::vector<tg::buffer> slots{out, w.data, xq, rb, bias_b, xs, xsum, w.tiles};
+        std::vector<tg::buffer> slots{out, w.data, quads ? xbytes : xq, rb, bias_b, xs, xsum, w.tiles};
         cpu().launch(kernel, slots, vars);
         CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
         // One token lane computes every row bit for bit as four lanes do (a decode batch's
