@@ -112,6 +112,9 @@ class file {
   const tensor_info& get_tensor(std::string_view name) const;  // throws when absent
   const std::byte* tensor_data(const tensor_info& t) const;
   std::span<const std::byte> tensor_bytes(const tensor_info& t) const;
+  // Lets the pages of bytes inside the mapping go from this process's memory (mapped_file::release);
+  // nothing for a file read from memory.
+  void release(std::span<const std::byte> range) const { map_.release(range); }
 
  private:
   friend class file_parser;

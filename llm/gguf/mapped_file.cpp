@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -60,6 +61,14 @@ mapped_file& mapped_file::operator=(mapped_file&& other) noexcept {
 }
 
 mapped_file::~mapped_file() { unmap(); }
+
+void mapped_file::release(std::span<const std::byte> range) const noexcept {
+  if (data_ == nullptr || range.data() < data_ || range.data() + range.size() > data_ + size_) return;
+  const auto page = std::uintptr_t(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t begin = (std::uintptr_t(range.data()) + page - 1) / page * page;
+  const std::uintptr_t end = std::uintptr_t(range.data() + range.size()) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
 
 void mapped_file::unmap() noexcept {
   if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);

@@ -19,6 +19,11 @@ class mapped_file {
   ~mapped_file();
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
+  // Drops this process's pages of the whole pages inside `range` (madvise MADV_DONTNEED): the
+  // mapping stays valid and a later read pages them in from the file again. For bytes the
+  // program has copied (a CPU model's weights repacked into tiles), so they stop counting in
+  // its resident memory. A range outside the mapping is ignored.
+  void release(std::span<const std::byte> range) const noexcept;
 
  private:
   void unmap() noexcept;

@@ -64,10 +64,19 @@ void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
                                 available >> 20, " MiB of memory available; prefill reads the file's blocks instead (slower)"));
     return;
   }
+  // A weight that decodes from its tiles never reads its file bytes again on a device that
+  // reads them in place: they leave the process's resident memory (gguf::file::release), so a
+  // Q8_0 model holds one copy of its weights, not two. (A tied head's bytes are the embedding
+  // table's; the embedding pages back in the rows it gathers.)
+  auto made = [&](weight& w) {
+    add_tiles(dev, w, rows, quads);
+    if (decodes_from_tiles(w) && dev.impl().reads_host_memory())
+      f.release({static_cast<const std::byte*>(w.data.data()), std::size_t(w.rows * w.row_bytes)});
+  };
   for (layer_weights& l : m.layers)
     for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
-      if (has_tiles(*w)) add_tiles(dev, *w, rows, quads);
-  if (head) add_tiles(dev, m.output, rows, quads);
+      if (has_tiles(*w)) made(*w);
+  if (head) made(m.output);
 }
 
 

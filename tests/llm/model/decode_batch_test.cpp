@@ -7,7 +7,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <tg/core/error.hpp>
@@ -31,6 +33,22 @@ std::filesystem::path write_synthetic(tg::synth::architecture arch, tg::synth::w
               ("tg_decode_batch_" + std::to_string(::getpid()) + "_" + std::string(weight_format_name(format)) + ".gguf");
   tg::synth::write_model(spec, tg::synth::byte_level_vocabulary(spec.arch), path);
   return path;
+}
+
+// The resident bytes of this process's mappings of `path` (/proc/self/smaps: Rss), or -1 when
+// the file is not mapped or smaps cannot be read.
+std::int64_t mapped_rss_bytes(const std::filesystem::path& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  std::int64_t total = -1;
+  bool ours = false;
+  while (std::getline(smaps, line)) {
+    if (line.find(" r") != std::string::npos && line.find('-') < line.find(' ') && line.find('/') != std::string::npos)
+      ours = line.substr(line.find('/')) == path.string();
+    else if (line.find('-') < line.find(' ') && line.find(':') > line.find(' ')) ours = false;  // another mapping's header
+    if (ours && line.rfind("Rss:", 0) == 0) total = std::max<std::int64_t>(total, 0) + std::stoll(line.substr(4)) * 1024;
+  }
+  return total;
 }
 
 std::vector<std::int32_t> prompt_for(int seq, std::int64_t vocab) {
@@ -58,6 +76,11 @@ void check_batched_equals_alone(tg::synth::architecture arch, tg::synth::weight_
     CAPTURE(report);
     CHECK(report.find("-bit, int8 dot vp") != std::string::npos);
     alone.set_profiling(false);
+    // The layer matrices' file bytes left resident memory once repacked (the embedding
+    // table and norms stay): under half the file, where every byte was read to repack it.
+    const std::int64_t rss = mapped_rss_bytes(path), size = std::int64_t(std::filesystem::file_size(path));
+    MESSAGE("the Q8_0 file's mappings hold " << rss << " resident bytes of its " << size);
+    if (rss >= 0) CHECK(rss < size / 2);
   }
 
   // Each sequence's prompt through the batched model's cache `seq`; the same prompts through
