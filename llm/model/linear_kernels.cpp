@@ -3,6 +3,7 @@
 
 #include "llm/model/dequant_kernel.hpp"
 #include "llm/model/matmul_tiles.hpp"
+#include "drivers/cpu/cpu_target.hpp"
 
 namespace tg::model {
 
@@ -192,16 +193,19 @@ bool uses_activation_sums(const weight& w) {
 // Decode: one row per step, so each thread reads its rows' bytes as one sequential stream
 // (two rows at a time measured 25-30% slower: the hardware prefetcher follows one stream better).
 // Q4_K takes 8 accumulator lanes, a sub-block's halves summed before the integer scale
-// (one multiply per 32 values, not two: 1B gate/up 0.38 ms against 0.41); Q5_K (its fifth
+// (one multiply per 32 values, not two: 1B gate/up 0.38 ms against 0.41 on znver3), except
+// with 512-bit vectors, where 16 lanes fill one (Zen 5, 2 threads: 39-45 -> 47-50 GB/s); Q5_K (its fifth
 // bits cost more per load than the extra multiply: 39-41 -> 43-49 GB/s with 16, Zen 5, 2
 // threads), Q6_K, whose halves have scales of their own, and the 32-value types keep 16. For Q4_0/Q4_1/Q5_0/Q5_1
 // 16 lanes take a block's 16 nibble bytes once, widened to 32 words and shifted per lane
 // (vpsrlvw), where 8 lanes over each half took them twice: matvec_types_bench, 4096 wide,
 // 2 threads, Zen 5: Q5_0 29 -> 38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29.
-ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue) {
+bool wide_vectors_for(const device& dev) { return dev.name() == "CPU" && cpu::host_cpu_target().vector_bits >= 512; }
+
+ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, bool wide) {
   using gguf::tensor_type;
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows);
-  const bool halves = w.type == tensor_type::q4_k;
+  const bool halves = w.type == tensor_type::q4_k && !wide;
   return pick_matmul(w, rows, first, epilogue, {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = halves ? 8 : 16});
 }
 
@@ -225,10 +229,10 @@ ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
 
 // A decode batch: token lanes sharing each decoded weight vector, each lane the one-token
 // kernel's arithmetic (its width, lanes and scaling), so every row is bit-identical to it.
-ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launch_var rows) {
+ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launch_var rows, bool wide) {
   using gguf::tensor_type;
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, prefill_token_lanes, rows);
-  const bool halves = w.type == tensor_type::q4_k;  // as matmul_kernel: the rows must match it
+  const bool halves = w.type == tensor_type::q4_k && !wide;  // as matmul_kernel: the rows must match it
   return pick_matmul(w, rows, -1, epilogue,
                      {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = halves ? 8 : 16,
                       .exact_rows = true});
