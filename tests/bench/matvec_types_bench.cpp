@@ -1,6 +1,6 @@
 // matvec_types_bench.cpp: decode's matvec (one token times a weight matrix) for every weight
 // type the LLM reads, as GB/s of the weight's file bytes and as a fraction of the memory read
-// bandwidth measured in the same run (decode reads each weight once per token, so that is the
+// bandwidth measured right before it (decode reads each weight once per token, so that is the
 // ceiling). Each matrix is 4096 wide and about 256 MB, far past the last-level cache; weights
 // take the form the model gives them (Q8_0 decodes from its row tiles, matmul_tiles.hpp).
 //
@@ -104,11 +104,11 @@ int main(int argc, char** argv) {
   const std::vector<std::string> only(argv + 1, argv + argc);
   const unsigned threads = unsigned(tg::threads::default_thread_count());
   tg::device dev("CPU");
-  const double before = tg::bench::measure_read_bandwidth({.threads = threads});
   std::printf("matvec of 4096-wide weights of about %zu MB, %u threads, one token\n", target_bytes >> 20, threads);
+  // The read bandwidth right before each type's matvec (a VM's swings by half within minutes).
   struct row {
     tensor_type type;
-    double gbps;
+    double gbps, bandwidth;
   };
   std::vector<row> rows;
   for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q4_1, tensor_type::q5_0, tensor_type::q5_1,
@@ -117,16 +117,14 @@ int main(int argc, char** argv) {
     const std::string name(tg::gguf::tensor_type_name(type));
     if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     const tg::model::weight w = make_weight(dev, type);
+    const double bandwidth = tg::bench::measure_read_bandwidth({.threads = threads, .bytes = std::size_t(512) << 20, .runs = 4});
     const double s = matvec_seconds(dev, w, 15);
-    rows.push_back({type, double(w.rows * w.row_bytes) / s / 1e9});
+    rows.push_back({type, double(w.rows * w.row_bytes) / s / 1e9, bandwidth});
     std::fflush(stdout);
   }
-  const double after = tg::bench::measure_read_bandwidth({.threads = threads});
-  const double bandwidth = std::max(before, after);
-  std::printf("memory read bandwidth: %.2f GB/s (best of before %.2f and after %.2f)\n", bandwidth, before, after);
-  std::printf("%-6s %10s %8s\n", "type", "GB/s", "share");
+  std::printf("%-6s %10s %16s %8s\n", "type", "GB/s", "read GB/s before", "share");
   for (const row& r : rows)
-    std::printf("%-6s %10.2f %7.1f%%\n", std::string(tg::gguf::tensor_type_name(r.type)).c_str(), r.gbps,
-                100.0 * r.gbps / bandwidth);
+    std::printf("%-6s %10.2f %16.2f %7.1f%%\n", std::string(tg::gguf::tensor_type_name(r.type)).c_str(), r.gbps, r.bandwidth,
+                100.0 * r.gbps / r.bandwidth);
   return 0;
 }
