@@ -10,15 +10,14 @@
 #include "runtime/codegen/kernel_frame.hpp"
 
 #include "runtime/codegen/llvm_value_ops.hpp"
+#include "runtime/codegen/x86_dot_sums.hpp"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
-#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
 #include <algorithm>
 #include <bit>
 #include <deque>
-#include <functional>
 #include <map>
 #include <optional>
 #include <tg/core/error.hpp>
@@ -684,9 +683,9 @@ class emitter : value_ops {
   // products, and x86 instruction selection then finds one pmaddwd where there were two.
   llvm::Value* horizontal(const ast::node& x, llvm::Value* v, int outer, int k) {
     if (k == 2 && !is_float(x.dt))
-      if (llvm::Value* pairs = x86_pair_sums(v, outer)) return pairs;
+      if (llvm::Value* pairs = x86_pair_sums(b_, opts_.isa, v, outer)) return pairs;
     if (k == 4 && !is_float(x.dt))
-      if (llvm::Value* quads = x86_quad_sums(v, outer)) return quads;
+      if (llvm::Value* quads = x86_quad_sums(b_, opts_.isa, v, outer)) return quads;
     if (outer == 1) {
       if (!is_float(x.dt)) return b_.CreateAddReduce(v);
       auto* sum = llvm::cast<llvm::Instruction>(
@@ -704,117 +703,10 @@ class emitter : value_ops {
     return is_float(x.dt) ? out : b_.CreateFreeze(out);
   }
 
-  // Pair sums of a product of two values of at most 16 bits, named as x86's pmaddwd (Intel
-  // SDM: PMADDWD) in chunks of the target's vector width, or null (another target or shape).
-  // Named, the sum cannot be reassociated away, and an accumulating add of it becomes
-  // vpdpwssd where VNNI is on (LLVM's X86 instruction selection folds the pair).
-  llvm::Value* x86_pair_sums(llvm::Value* v, int outer) {
-    const int chunk = opts_.isa.vector_bits / 32;  // int32 results per instruction
-    auto* mul = llvm::dyn_cast<llvm::BinaryOperator>(v);
-    const bool whole = chunk > 0 && outer % chunk == 0 && ((outer / chunk) & (outer / chunk - 1)) == 0;
-    if (!whole || mul == nullptr || mul->getOpcode() != llvm::Instruction::Mul) return nullptr;
-    auto narrow = [&](llvm::Value* side) -> llvm::Value* {  // the side as <2 outer x i16>, if it fits
-      auto* ext = llvm::dyn_cast<llvm::CastInst>(side);
-      if (ext == nullptr || (!llvm::isa<llvm::SExtInst>(ext) && !llvm::isa<llvm::ZExtInst>(ext))) return nullptr;
-      llvm::Value* src = ext->getOperand(0);
-      const unsigned bits = src->getType()->getScalarSizeInBits();
-      if (bits > 16 || (bits == 16 && llvm::isa<llvm::ZExtInst>(ext))) return nullptr;
-      auto* i16 = llvm::FixedVectorType::get(b_.getInt16Ty(), unsigned(2 * outer));
-      if (bits == 16) return src;
-      return llvm::isa<llvm::SExtInst>(ext) ? b_.CreateSExt(src, i16) : b_.CreateZExt(src, i16);
-    };
-    llvm::Value *a = narrow(mul->getOperand(0)), *c = narrow(mul->getOperand(1));
-    if (a == nullptr || c == nullptr) return nullptr;
-    const auto id = chunk == 16 ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
-                  : chunk == 8  ? llvm::Intrinsic::x86_avx2_pmadd_wd
-                                : llvm::Intrinsic::x86_sse2_pmadd_wd;
-    std::vector<llvm::Value*> parts;
-    for (int at = 0; at < outer; at += chunk) {
-      std::vector<int> mask;
-      for (int f = 0; f < 2 * chunk; ++f) mask.push_back(2 * at + f);
-      llvm::Value *pa = outer == chunk ? a : b_.CreateShuffleVector(a, mask), *pc = outer == chunk ? c : b_.CreateShuffleVector(c, mask);
-      parts.push_back(b_.CreateIntrinsic(id, {}, {pa, pc}));
-    }
-    return concat(parts);
-  }
-
-  // Quad sums of a product of an unsigned and a signed byte, named as x86's vpdpbusd (Intel
-  // SDM: VPDPBUSD; AVX-512 VNNI) with a zero accumulator, in chunks of the target's vector
-  // width, or null (no VNNI, another shape). accumulate() then moves the running sum into
-  // the instruction's accumulator: LLVM does not fold an add into it.
-  llvm::Value* x86_quad_sums(llvm::Value* v, int outer) {
-    const int chunk = opts_.isa.vector_bits / 32;
-    auto* mul = llvm::dyn_cast<llvm::BinaryOperator>(v);
-    if (!opts_.isa.vnni || (chunk != 16 && chunk != 8) || outer % chunk != 0 || mul == nullptr ||
-        mul->getOpcode() != llvm::Instruction::Mul)
-      return nullptr;
-    auto bytes = [&](llvm::Value* side, bool zext) -> llvm::Value* {  // the side as <4 outer x i8>, if it is one
-      auto* ext = llvm::dyn_cast<llvm::CastInst>(side);
-      if (ext == nullptr || (zext ? !llvm::isa<llvm::ZExtInst>(ext) : !llvm::isa<llvm::SExtInst>(ext))) return nullptr;
-      llvm::Value* src = ext->getOperand(0);
-      return src->getType()->getScalarSizeInBits() == 8 ? src : nullptr;
-    };
-    llvm::Value *u = bytes(mul->getOperand(0), true), *sgn = bytes(mul->getOperand(1), false);
-    if (u == nullptr || sgn == nullptr) u = bytes(mul->getOperand(1), true), sgn = bytes(mul->getOperand(0), false);
-    if (u == nullptr || sgn == nullptr) return nullptr;
-    const auto id = chunk == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512 : llvm::Intrinsic::x86_avx512_vpdpbusd_256;
-    auto* words = llvm::FixedVectorType::get(b_.getInt32Ty(), unsigned(chunk));
-    llvm::Value* zero = llvm::Constant::getNullValue(words);
-    std::vector<llvm::Value*> parts;
-    for (int at = 0; at < outer; at += chunk) {
-      std::vector<int> mask;
-      for (int f = 0; f < 4 * chunk; ++f) mask.push_back(4 * at + f);
-      llvm::Value *pu = outer == chunk ? u : b_.CreateShuffleVector(u, mask), *ps = outer == chunk ? sgn : b_.CreateShuffleVector(sgn, mask);
-      parts.push_back(b_.CreateIntrinsic(id, {}, {zero, b_.CreateBitCast(pu, words), b_.CreateBitCast(ps, words)}));
-    }
-    return concat(parts);
-  }
-  llvm::Value* concat(std::vector<llvm::Value*> parts) {
-    while (parts.size() > 1) {  // pairwise
-      std::vector<llvm::Value*> joined;
-      for (std::size_t i = 0; i < parts.size(); i += 2) {
-        std::vector<int> mask;
-        for (unsigned f = 0; f < 2 * width_of(parts[i]); ++f) mask.push_back(int(f));
-        joined.push_back(b_.CreateShuffleVector(parts[i], parts[i + 1], mask));
-      }
-      parts = std::move(joined);
-    }
-    return parts[0];
-  }
-  // acc + v where v is x86_quad_sums' result (vpdpbusd calls with a zero accumulator, maybe
-  // concatenated): the same calls accumulating onto acc's pieces; else null.
-  llvm::Value* fold_quad_sums(llvm::Value* acc, llvm::Value* v) {
-    std::vector<llvm::CallInst*> calls;
-    std::function<bool(llvm::Value*)> gather = [&](llvm::Value* x) {
-      if (auto* call = llvm::dyn_cast<llvm::CallInst>(x)) {
-        const auto id = call->getIntrinsicID();
-        if ((id != llvm::Intrinsic::x86_avx512_vpdpbusd_512 && id != llvm::Intrinsic::x86_avx512_vpdpbusd_256) ||
-            !llvm::isa<llvm::Constant>(call->getArgOperand(0)) || !llvm::cast<llvm::Constant>(call->getArgOperand(0))->isNullValue())
-          return false;
-        calls.push_back(call);
-        return true;
-      }
-      auto* shuffle = llvm::dyn_cast<llvm::ShuffleVectorInst>(x);
-      if (shuffle == nullptr || !shuffle->isConcat()) return false;
-      return gather(shuffle->getOperand(0)) && gather(shuffle->getOperand(1));
-    };
-    if (!is_vec(acc) || !gather(v)) return nullptr;
-    const unsigned chunk = width_of(calls[0]);
-    if (width_of(acc) != chunk * calls.size()) return nullptr;
-    std::vector<llvm::Value*> parts;
-    for (std::size_t i = 0; i < calls.size(); ++i) {
-      std::vector<int> mask;
-      for (unsigned f = 0; f < chunk; ++f) mask.push_back(int(i * chunk + f));
-      llvm::Value* piece = calls.size() == 1 ? acc : b_.CreateShuffleVector(acc, mask);
-      parts.push_back(b_.CreateIntrinsic(calls[i]->getIntrinsicID(), {}, {piece, calls[i]->getArgOperand(1), calls[i]->getArgOperand(2)}));
-    }
-    return concat(parts);
-  }
-
   llvm::Value* accumulate(ast::op o, dtype t, llvm::Value* acc, llvm::Value* v) {
     if (o == ast::op::reduce_max) return binary(ast::op::max, t, acc, v);
     if (!is_float(t)) {
-      if (llvm::Value* folded = fold_quad_sums(acc, v)) return folded;
+      if (llvm::Value* folded = x86_fold_quad_sums(b_, acc, v)) return folded;
       return b_.CreateAdd(acc, v);
     }
     auto* sum = llvm::cast<llvm::Instruction>(b_.CreateFAdd(acc, v));

@@ -1,7 +1,11 @@
 // lane_reduce_test.cpp: sums hinted ast::reduce_as_lanes (kernel_builder::sum_lanes), alone,
 // nested (pairs summed inside lanes, as the int8 matmul does), around loops, with values
 // from the enclosing lanes used inside, under several loop shapes (scalar-lane tiles, and a
-// vector output range, where the hint falls back to a loop), against the AST interpreter.
+// vector output range, where the hint falls back to a loop), against the AST interpreter;
+// and byte quads (the VNNI tiles' dot) named as vpdpbusd.
+#include <llvm/Support/raw_ostream.h>
+
+#include "drivers/cpu/cpu_target.hpp"
 #include "tests/runtime/codegen/jit_check.hpp"
 
 namespace {
@@ -65,3 +69,48 @@ TEST_CASE("a lane sum with a loop inside and a gated load agrees") {
 }
 
 }  // namespace
+
+namespace {
+
+// A VNNI tile's dot (llm/model/matmul_tiles.cpp): rows r in a 32-lane vector, quads e of
+// unsigned weight bytes times signed activation bytes, summed over p.
+tg::ast::kernel byte_quads() {
+  tg::kernel_builder kb;
+  auto tile = kb.output_range(2);
+  auto t = kb.output_range(2);
+  auto r = kb.output_range(32);
+  auto p = kb.reduce_range(8);
+  auto e = kb.reduce_range(4);
+  auto w = kb.cast(tg::dtype::int32, kb.load<std::uint8_t>(1, tile * 1024 + p * 128 + r * 4 + e));
+  auto x = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, t * 32 + p * 4 + e));
+  kb.store(0, (tile * 2 + t) * 32 + r, kb.sum(kb.sum_lanes(w * x, e), p));
+  return kb.finish();
+}
+
+std::string ir_text(const tg::ast::kernel& k, const tg::codegen::kernel_opts& opts) {
+  llvm::LLVMContext context;
+  llvm::Module module("quads", context);
+  tg::codegen::emit_kernel(module, "k", k.nodes, k.global_ranges, opts);
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  module.print(out, nullptr);
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("quads of unsigned by signed bytes in a vector of rows agree, and with AVX-512 VNNI are vpdpbusd into the running sum") {
+  const std::vector<tg::test::slot> slots = {{tg::dtype::int32, 128}, {tg::dtype::uint8, 2048}, {tg::dtype::int8, 64}};
+  const tg::codegen::kernel_opts generic{{1, 1, 32}, true};
+  check(byte_quads(), slots, {generic});
+  tg::codegen::kernel_opts vnni = generic;
+  vnni.isa = {512, true};
+  // The IR names the instruction and accumulates in it: a call whose accumulator is the loop's sum.
+  const std::string ir = ir_text(byte_quads(), vnni);
+  CHECK(ir.find("@llvm.x86.avx512.vpdpbusd.512(<16 x i32> %") != std::string::npos);
+  CHECK(ir.find("@llvm.x86.avx512.vpdpbusd.512(<16 x i32> zeroinitializer") != std::string::npos);  // before folding
+  CHECK(ir_text(byte_quads(), generic).find("vpdpbusd") == std::string::npos);
+  const tg::cpu::cpu_target& host = tg::cpu::host_cpu_target();
+  if (host.vnni && host.vector_bits == 512) check(byte_quads(), slots, {vnni});
+  else MESSAGE("this CPU has no AVX-512 VNNI: the vpdpbusd kernel was not run");
+}

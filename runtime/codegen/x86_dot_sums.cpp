@@ -1,0 +1,127 @@
+// x86_dot_sums.cpp: see x86_dot_sums.hpp.
+#include "runtime/codegen/x86_dot_sums.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
+
+#include <functional>
+#include <vector>
+
+namespace tg::codegen {
+namespace {
+
+bool is_vec(llvm::Value* v) { return v->getType()->isVectorTy(); }
+unsigned width_of(llvm::Value* v) { return llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements(); }
+
+// The parts, concatenated pairwise into one vector.
+llvm::Value* concat(llvm::IRBuilder<>& b, std::vector<llvm::Value*> parts) {
+  while (parts.size() > 1) {  // pairwise
+    std::vector<llvm::Value*> joined;
+    for (std::size_t i = 0; i < parts.size(); i += 2) {
+      std::vector<int> mask;
+      for (unsigned f = 0; f < 2 * width_of(parts[i]); ++f) mask.push_back(int(f));
+      joined.push_back(b.CreateShuffleVector(parts[i], parts[i + 1], mask));
+    }
+    parts = std::move(joined);
+  }
+  return parts[0];
+}
+
+}  // namespace
+
+// Pair sums of a product of two values of at most 16 bits, named as x86's pmaddwd (Intel
+// SDM: PMADDWD) in chunks of the target's vector width, or null (another target or shape).
+// Named, the sum cannot be reassociated away, and an accumulating add of it becomes
+// vpdpwssd where VNNI is on (LLVM's X86 instruction selection folds the pair).
+llvm::Value* x86_pair_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer) {
+  const int chunk = isa.vector_bits / 32;  // int32 results per instruction
+  auto* mul = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  const bool whole = chunk > 0 && outer % chunk == 0 && ((outer / chunk) & (outer / chunk - 1)) == 0;
+  if (!whole || mul == nullptr || mul->getOpcode() != llvm::Instruction::Mul) return nullptr;
+  auto narrow = [&](llvm::Value* side) -> llvm::Value* {  // the side as <2 outer x i16>, if it fits
+    auto* ext = llvm::dyn_cast<llvm::CastInst>(side);
+    if (ext == nullptr || (!llvm::isa<llvm::SExtInst>(ext) && !llvm::isa<llvm::ZExtInst>(ext))) return nullptr;
+    llvm::Value* src = ext->getOperand(0);
+    const unsigned bits = src->getType()->getScalarSizeInBits();
+    if (bits > 16 || (bits == 16 && llvm::isa<llvm::ZExtInst>(ext))) return nullptr;
+    auto* i16 = llvm::FixedVectorType::get(b.getInt16Ty(), unsigned(2 * outer));
+    if (bits == 16) return src;
+    return llvm::isa<llvm::SExtInst>(ext) ? b.CreateSExt(src, i16) : b.CreateZExt(src, i16);
+  };
+  llvm::Value *a = narrow(mul->getOperand(0)), *c = narrow(mul->getOperand(1));
+  if (a == nullptr || c == nullptr) return nullptr;
+  const auto id = chunk == 16 ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                : chunk == 8  ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                              : llvm::Intrinsic::x86_sse2_pmadd_wd;
+  std::vector<llvm::Value*> parts;
+  for (int at = 0; at < outer; at += chunk) {
+    std::vector<int> mask;
+    for (int f = 0; f < 2 * chunk; ++f) mask.push_back(2 * at + f);
+    llvm::Value *pa = outer == chunk ? a : b.CreateShuffleVector(a, mask), *pc = outer == chunk ? c : b.CreateShuffleVector(c, mask);
+    parts.push_back(b.CreateIntrinsic(id, {}, {pa, pc}));
+  }
+  return concat(b, parts);
+}
+
+// Quad sums of a product of an unsigned and a signed byte, named as x86's vpdpbusd (Intel
+// SDM: VPDPBUSD; AVX-512 VNNI) with a zero accumulator, in chunks of the target's vector
+// width, or null (no VNNI, another shape). x86_fold_quad_sums then moves the running sum
+// into the instruction's accumulator: LLVM does not fold an add into it.
+llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer) {
+  const int chunk = isa.vector_bits / 32;
+  auto* mul = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (!isa.vnni || (chunk != 16 && chunk != 8) || outer % chunk != 0 || mul == nullptr ||
+      mul->getOpcode() != llvm::Instruction::Mul)
+    return nullptr;
+  auto bytes = [&](llvm::Value* side, bool zext) -> llvm::Value* {  // the side as <4 outer x i8>, if it is one
+    auto* ext = llvm::dyn_cast<llvm::CastInst>(side);
+    if (ext == nullptr || (zext ? !llvm::isa<llvm::ZExtInst>(ext) : !llvm::isa<llvm::SExtInst>(ext))) return nullptr;
+    llvm::Value* src = ext->getOperand(0);
+    return src->getType()->getScalarSizeInBits() == 8 ? src : nullptr;
+  };
+  llvm::Value *u = bytes(mul->getOperand(0), true), *sgn = bytes(mul->getOperand(1), false);
+  if (u == nullptr || sgn == nullptr) u = bytes(mul->getOperand(1), true), sgn = bytes(mul->getOperand(0), false);
+  if (u == nullptr || sgn == nullptr) return nullptr;
+  const auto id = chunk == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512 : llvm::Intrinsic::x86_avx512_vpdpbusd_256;
+  auto* words = llvm::FixedVectorType::get(b.getInt32Ty(), unsigned(chunk));
+  llvm::Value* zero = llvm::Constant::getNullValue(words);
+  std::vector<llvm::Value*> parts;
+  for (int at = 0; at < outer; at += chunk) {
+    std::vector<int> mask;
+    for (int f = 0; f < 4 * chunk; ++f) mask.push_back(4 * at + f);
+    llvm::Value *pu = outer == chunk ? u : b.CreateShuffleVector(u, mask), *ps = outer == chunk ? sgn : b.CreateShuffleVector(sgn, mask);
+    parts.push_back(b.CreateIntrinsic(id, {}, {zero, b.CreateBitCast(pu, words), b.CreateBitCast(ps, words)}));
+  }
+  return concat(b, parts);
+}
+// acc + v where v is x86_quad_sums' result (vpdpbusd calls with a zero accumulator, maybe
+// concatenated): the same calls accumulating onto acc's pieces; else null.
+llvm::Value* x86_fold_quad_sums(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* v) {
+  std::vector<llvm::CallInst*> calls;
+  std::function<bool(llvm::Value*)> gather = [&](llvm::Value* x) {
+    if (auto* call = llvm::dyn_cast<llvm::CallInst>(x)) {
+      const auto id = call->getIntrinsicID();
+      if ((id != llvm::Intrinsic::x86_avx512_vpdpbusd_512 && id != llvm::Intrinsic::x86_avx512_vpdpbusd_256) ||
+          !llvm::isa<llvm::Constant>(call->getArgOperand(0)) || !llvm::cast<llvm::Constant>(call->getArgOperand(0))->isNullValue())
+        return false;
+      calls.push_back(call);
+      return true;
+    }
+    auto* shuffle = llvm::dyn_cast<llvm::ShuffleVectorInst>(x);
+    if (shuffle == nullptr || !shuffle->isConcat()) return false;
+    return gather(shuffle->getOperand(0)) && gather(shuffle->getOperand(1));
+  };
+  if (!is_vec(acc) || !gather(v)) return nullptr;
+  const unsigned chunk = width_of(calls[0]);
+  if (width_of(acc) != chunk * calls.size()) return nullptr;
+  std::vector<llvm::Value*> parts;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    std::vector<int> mask;
+    for (unsigned f = 0; f < chunk; ++f) mask.push_back(int(i * chunk + f));
+    llvm::Value* piece = calls.size() == 1 ? acc : b.CreateShuffleVector(acc, mask);
+    parts.push_back(b.CreateIntrinsic(calls[i]->getIntrinsicID(), {}, {piece, calls[i]->getArgOperand(1), calls[i]->getArgOperand(2)}));
+  }
+  return concat(b, parts);
+}
+
+}  // namespace tg::codegen

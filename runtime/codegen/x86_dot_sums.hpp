@@ -1,0 +1,24 @@
+// x86_dot_sums.hpp: the int8 matmuls' lane sums named as the x86 instructions that compute them
+// (llvm_kernel.cpp's reduce_as_lanes calls these): pair sums of 16-bit products as pmaddwd
+// (folded into vpdpwssd with VNNI by LLVM's instruction selection), quad sums of unsigned by
+// signed bytes as vpdpbusd (AVX-512 VNNI), whose running sum is folded in here because LLVM
+// does not. Each returns null where the target or the value's shape has no such instruction,
+// and the caller writes the sum out as shuffles and adds.
+#pragma once
+#include <llvm/IR/IRBuilder.h>
+
+#include "runtime/codegen/llvm_kernel.hpp"
+
+namespace tg::codegen {
+
+// v: a multiply of two sign- or zero-extended values of at most 16 bits, <2 outer x i32>;
+// the sums of its neighbouring pairs, <outer x i32>, as pmaddwd in the target's vector width.
+llvm::Value* x86_pair_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer);
+// v: a multiply of a zero-extended and a sign-extended byte, <4 outer x i32>; the sums of its
+// neighbouring quads, <outer x i32>, as vpdpbusd with a zero accumulator.
+llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer);
+// acc + v where v is x86_quad_sums' result: the same vpdpbusd calls accumulating onto acc's
+// pieces; null when v is not such a result.
+llvm::Value* x86_fold_quad_sums(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* v);
+
+}  // namespace tg::codegen
