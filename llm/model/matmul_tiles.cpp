@@ -29,10 +29,14 @@ struct tile_format {
   // file's own nibbles, with offsets 8 a / 16 a), 0 for the types whose q is unsigned.
   bool quads = false;
   std::int64_t zero = 0;
+  // Q4_0 as quads keeps the file's nibble bytes: row r's bytes 4p..4p+3 (values 4p.. in the
+  // low nibbles, 16 + 4p.. in the high ones) at p * 4R + 4r, so with its fp16 d the tile
+  // takes the file's 18 bytes per 32 values and decode reads it.
+  bool nibbles = false;
   std::int64_t header_bytes() const { return (half_scales ? 2 : offsets ? 8 : 4) * rows; }
   std::int64_t quant_bytes() const { return wide ? 2 : 1; }
   std::int64_t group() const { return quads ? 4 : 2; }  // values of a row side by side
-  std::int64_t sub_bytes() const { return header_bytes() + sub * rows * quant_bytes(); }
+  std::int64_t sub_bytes() const { return header_bytes() + (nibbles ? sub * rows / 2 : sub * rows * quant_bytes()); }
 };
 
 // Types with a minimum (W = d q + m) carry offsets. Every quant is widened to int8: unpacking
@@ -48,6 +52,7 @@ tile_format format_of(tensor_type type, std::int64_t rows, bool quads) {
   if (type == tensor_type::q6_k) return {rows, 256, false, true};  // int16: always pairs
   const std::int64_t zero = !quads ? 0 : type == tensor_type::q8_0 ? 128 : type == tensor_type::q4_0 ? 8 : type == tensor_type::q5_0 ? 16 : 0;
   if (type == tensor_type::q8_0) return {rows, 32, false, false, true, quads, zero};
+  if (type == tensor_type::q4_0 && quads) return {rows, 32, false, false, true, true, zero, true};
   const bool offsets = type == tensor_type::q4_1 || type == tensor_type::q5_1 || type == tensor_type::q4_k ||
                        type == tensor_type::q5_k || zero > 0;
   return {rows, 32, offsets, false, false, quads, zero};
@@ -171,6 +176,16 @@ void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file
         if (f.offsets) std::memcpy(at + 4 * (R + r), &br, 4);
       }
       std::uint8_t* quants = at + f.header_bytes();
+      if (f.nibbles) {  // the file's bytes, 4 per row per step (matmul_tiles.hpp's layout)
+        for (std::int64_t p = 0; p < 4; ++p)
+          for (std::int64_t r = 0; r < R; ++r)
+            for (std::int64_t e = 0; e < 4; ++e) {
+              const auto low = std::uint8_t(q[std::size_t(r * block + 4 * p + e)] + f.zero);
+              const auto high = std::uint8_t(q[std::size_t(r * block + 16 + 4 * p + e)] + f.zero);
+              quants[(p * R + r) * 4 + e] = std::uint8_t(low | high << 4);
+            }
+        continue;
+      }
       std::int16_t* wide = reinterpret_cast<std::int16_t*>(quants);  // 2-byte aligned: every field size is even
       std::int64_t pos = 0;
       const std::int64_t n = f.group();
@@ -252,7 +267,12 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
   auto p = kb.reduce_range(f.sub / per);
   auto e = kb.reduce_range(per);
   auto at_q = p * (per * tile_rows) + r * per + e;
+  auto nibble = [&] {  // quad p: the low nibbles of the bytes of step p % 4, or their high ones
+    auto byte = kb.load<std::uint8_t>(7, quants + (p % 4) * (4 * tile_rows) + r * 4 + e);
+    return (byte >> kb.cast(dtype::uint8, (p / 4) * 4)) & 15;
+  };
   auto q = f.wide ? kb.load<std::int16_t>(7, quants / 2 + at_q)
+         : f.nibbles ? nibble()
          : f.quads ? kb.load<std::uint8_t>(7, quants + at_q) : kb.load<std::int8_t>(7, quants + at_q);
   auto x_at = t * K + g * f.sub + p * per + e;
   auto xq = f.quads ? kb.load<std::int8_t>(2, x_at) : kb.load<std::int16_t>(2, x_at);
