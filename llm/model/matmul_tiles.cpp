@@ -25,8 +25,8 @@ struct tile_format {
   bool offsets = false, wide = false;
   bool half_scales = false;  // a as fp16 (Q8_0: the file's d itself), so the tiles take the file's bytes
   // Quads of unsigned bytes q + zero (vpdpbusd takes unsigned times signed bytes): zero is
-  // 128 for Q8_0 (whose offset 128 a the kernel computes), 8 / 16 for Q4_0 / Q5_0 (the
-  // file's own nibbles, with offsets 8 a / 16 a), 0 for the types whose q is unsigned.
+  // 128 for Q8_0 and 8 for Q4_0 (offsets 128 a / 8 a, computed by the kernel), 16 for Q5_0
+  // (its unsigned values, with offsets 16 a stored), 0 for the types whose q is unsigned.
   bool quads = false;
   std::int64_t zero = 0;
   // Q4_0 as quads keeps the file's nibble bytes: row r's bytes 4p..4p+3 (values 4p.. in the
@@ -281,7 +281,7 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
   auto s = kb.load<float>(5, t * (K / act_block) + (g * f.sub) / act_block);
   auto term = kb.cast(dtype::float32, dot) * (a * s);
   if (f.offsets || f.zero > 0) {
-    // Q8_0's offset 128 a is computed here (its header holds only the fp16 a).
+    // Q8_0's offset 128 a and Q4_0's 8 a are computed here (their headers hold only the fp16 a).
     auto b = f.offsets ? kb.load<float>(7, at / 4 + tile_rows + r) : a * double(f.zero);
     // The per-32 sums: s * sum as float for 32-value activation blocks, the integer sum for 256.
     auto xsum = act_block == 32 ? kb.load<float>(6, t * (K / 32) + g)
