@@ -29,11 +29,11 @@ struct tile_format {
   // (its unsigned values, with offsets 16 a stored), 0 for the types whose q is unsigned.
   bool quads = false;
   std::int64_t zero = 0;
-  // Q4_0 as quads keeps the file's nibble bytes: row r's bytes 4p..4p+3 (values 4p.. in the
-  // low nibbles, 16 + 4p.. in the high ones) at p * 4R + 4r, so with its fp16 d the tile
-  // takes the file's 18 bytes per 32 values and decode reads it.
+  // Q4_0 and Q4_1 as quads keep the file's nibble bytes: row r's bytes 4p..4p+3 (values 4p..
+  // in the low nibbles, 16 + 4p.. in the high ones) at p * 4R + 4r, so with fp16 d (and -m)
+  // the tile takes the file's 18 (20) bytes per 32 values and decode reads it.
   bool nibbles = false;
-  std::int64_t header_bytes() const { return (half_scales ? 2 : offsets ? 8 : 4) * rows; }
+  std::int64_t header_bytes() const { return (half_scales ? (offsets ? 4 : 2) : offsets ? 8 : 4) * rows; }
   std::int64_t quant_bytes() const { return wide ? 2 : 1; }
   std::int64_t group() const { return quads ? 4 : 2; }  // values of a row side by side
   std::int64_t sub_bytes() const { return header_bytes() + (nibbles ? sub * rows / 2 : sub * rows * quant_bytes()); }
@@ -53,6 +53,7 @@ tile_format format_of(tensor_type type, std::int64_t rows, bool quads) {
   const std::int64_t zero = !quads ? 0 : type == tensor_type::q8_0 ? 128 : type == tensor_type::q4_0 ? 8 : type == tensor_type::q5_0 ? 16 : 0;
   if (type == tensor_type::q8_0) return {rows, 32, false, false, true, quads, zero};
   if (type == tensor_type::q4_0 && quads) return {rows, 32, false, false, true, true, zero, true};
+  if (type == tensor_type::q4_1 && quads) return {rows, 32, true, false, true, true, 0, true};  // fp16 d and -m
   const bool offsets = type == tensor_type::q4_1 || type == tensor_type::q5_1 || type == tensor_type::q4_k ||
                        type == tensor_type::q5_k || zero > 0;
   return {rows, 32, offsets, false, false, quads, zero};
@@ -64,11 +65,11 @@ float half_at(const std::uint8_t* p) {
   return float(h);
 }
 
-// A header scale as the format stores it: Q8_0's d is an fp16 in the file, so storing it as
-// fp16 again loses nothing.
-void put_scale(const tile_format& f, std::uint8_t* header, std::int64_t r, float a) {
-  if (!f.half_scales) return std::memcpy(header + 4 * r, &a, 4), void();
-  const half h(a);
+// Header field `r` (a scale, or R + r: an offset) as the format stores it: fp16 where the
+// file's d (and m) are fp16 themselves (Q8_0, and Q4_0 / Q4_1 as nibble quads), so nothing is lost.
+void put_header(const tile_format& f, std::uint8_t* header, std::int64_t r, float v) {
+  if (!f.half_scales) return std::memcpy(header + 4 * r, &v, 4), void();
+  const half h(v);
   std::memcpy(header + 2 * r, &h.bits, 2);
 }
 
@@ -170,10 +171,10 @@ void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file
       std::uint8_t* at = out + (tile * subs + blk * per_block + s) * f.sub_bytes();
       for (std::int64_t r = 0; r < R; ++r) {
         const float ar = a[std::size_t(r * 8 + s)];
-        put_scale(f, at, r, ar);
-        // Q4_0 / Q5_0 as quads keep the file's unsigned nibbles: W = a (n - zero) = a n - zero a.
+        put_header(f, at, r, ar);
+        // Q5_0 as quads keeps its unsigned values: W = a (n - zero) = a n - zero a.
         const float br = f.zero > 0 && f.offsets ? float(f.zero) * ar : b[std::size_t(r * 8 + s)];
-        if (f.offsets) std::memcpy(at + 4 * (R + r), &br, 4);
+        if (f.offsets) put_header(f, at, R + r, br);
       }
       std::uint8_t* quants = at + f.header_bytes();
       if (f.nibbles) {  // the file's bytes, 4 per row per step (matmul_tiles.hpp's layout)
@@ -282,7 +283,9 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
   auto term = kb.cast(dtype::float32, dot) * (a * s);
   if (f.offsets || f.zero > 0) {
     // Q8_0's offset 128 a and Q4_0's 8 a are computed here (their headers hold only the fp16 a).
-    auto b = f.offsets ? kb.load<float>(7, at / 4 + tile_rows + r) : a * double(f.zero);
+    auto b = !f.offsets      ? a * double(f.zero)
+             : f.half_scales ? kb.cast(dtype::float32, kb.load(7, dtype::float16, at / 2 + tile_rows + r))
+                             : kb.load<float>(7, at / 4 + tile_rows + r);
     // The per-32 sums: s * sum as float for 32-value activation blocks, the integer sum for 256.
     auto xsum = act_block == 32 ? kb.load<float>(6, t * (K / 32) + g)
                                 : kb.cast(dtype::float32, kb.load<std::int32_t>(6, t * (K / 32) + g)) * s;

@@ -19,10 +19,11 @@
 //                Q6_K ((q - 32) times its 16-value int8 scale); or as quads (tile_quads_for)
 //                S / 4 quads x R rows x 4 values, quad p of row r at p * 4R + 4r, as uint8
 //                (Q8_0 q + 128, Q5_0 its unsigned value with offsets 16 a, the others q);
-//                Q4_0 as quads keeps the file's nibble bytes instead, row r's bytes 4p..4p+3
-//                at p * 4R + 4r (quad p in their low nibbles, quad p + 4 in the high ones),
-//                with an fp16 d and its zero point 8 a computed in the kernel: 4.5 bits, the
-//                file's, so Q4_0 decodes from its tiles too.
+//                Q4_0 and Q4_1 as quads keep the file's nibble bytes instead, row r's bytes
+//                4p..4p+3 at p * 4R + 4r (quad p in their low nibbles, quad p + 4 in the
+//                high ones), with fp16 d (Q4_0's zero point 8 a computed in the kernel,
+//                Q4_1's -m an fp16 offset): the file's 4.5 / 5 bits, so they decode from
+//                their tiles too.
 // Bits per value (the file's): Q8_0 8.5 (8.5), Q4_0, Q5_0 9 (4.5, 5.5), Q4_1, Q5_1, Q4_K, Q5_K 10
 // (5, 6, 4.5, 5.5), Q6_K 16.1 (6.6). Qwen2.5-0.5B's Q4_K_M (most of it Q5_0: its 896-wide
 // rows are no multiple of 256) holds 456 MB of tiles beside its 395 MB file. The tiles are a

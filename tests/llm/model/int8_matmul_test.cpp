@@ -326,7 +326,8 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
         out.copy_out(four_lanes.data(), four_lanes.size() * 4);
         out1.copy_out(lone.data(), lone.size() * 4);
         CHECK(std::memcmp(four_lanes.data(), lone.data(), lone.size() * 4) == 0);
-        CHECK(tg::model::decodes_from_tiles(w) == (type == tensor_type::q8_0 || (type == tensor_type::q4_0 && quads)));
+        CHECK(tg::model::decodes_from_tiles(w) ==
+              (type == tensor_type::q8_0 || (quads && (type == tensor_type::q4_0 || type == tensor_type::q4_1))));
         if (tg::model::decodes_from_tiles(w)) {
           CHECK(tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e).nodes == one_lane.nodes);
           CHECK(tg::model::matmul_batch_kernel(w, e).nodes == kernel.nodes);
