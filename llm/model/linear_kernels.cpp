@@ -190,18 +190,20 @@ bool uses_activation_sums(const weight& w) {
          (t == tensor_type::q4_k || t == tensor_type::q5_k || t == tensor_type::q4_1 || t == tensor_type::q5_1);
 }
 
-// Decode: one row per step, so each thread reads its rows' bytes as one sequential stream
-// (two rows at a time measured 25-30% slower: the hardware prefetcher follows one stream better).
-// Q4_K takes 8 accumulator lanes, a sub-block's halves summed before the integer scale
-// (one multiply per 32 values, not two: 1B gate/up 0.38 ms against 0.41 on znver3), except
-// with 512-bit vectors, where 16 lanes fill one (Zen 5, 2 threads: 39-45 -> 47-50 GB/s); Q5_K (its fifth
-// bits cost more per load than the extra multiply: 39-41 -> 43-49 GB/s with 16, Zen 5, 2
-// threads), Q6_K, whose halves have scales of their own, and the 32-value types keep 16. For Q4_0/Q4_1/Q5_0/Q5_1
-// 16 lanes take a block's 16 nibble bytes once, widened to 32 words and shifted per lane
-// (vpsrlvw), where 8 lanes over each half took them twice: matvec_types_bench, 4096 wide,
-// 2 threads, Zen 5: Q5_0 29 -> 38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29.
 bool wide_vectors_for(const device& dev) { return dev.name() == "CPU" && cpu::host_cpu_target().vector_bits >= 512; }
 
+// Decode: one row per step, so each thread reads its rows' bytes as one sequential stream
+// (two rows at a time measured 25-30% slower: the hardware prefetcher follows one stream
+// better). Accumulator lanes (matvec_types_bench, 4096 wide, 2 threads, Zen 5 unless said):
+// - Q4_K: 8, a sub-block's halves summed before the integer scale (one multiply per 32
+//   values, not two: 1B gate/up 0.38 ms against 0.41 on znver3); with 512-bit vectors 16,
+//   which fill one (39-45 -> 47-50 GB/s).
+// - Q5_K: 16 (its fifth bits cost more per load than the extra multiply: 39-41 -> 43-49 GB/s).
+// - Q6_K, whose halves have scales of their own: 16.
+// - Q4_0/Q4_1/Q5_0/Q5_1: 16, taking a block's 16 nibble bytes once, widened to 32 words and
+//   shifted per lane (vpsrlvw), where 8 lanes over each half took them twice (Q5_0 29 ->
+//   38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29).
+// - Q8_0, and Q4_0/Q4_1 with VNNI tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, bool wide) {
   using gguf::tensor_type;
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows);

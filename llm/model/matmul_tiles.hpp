@@ -53,9 +53,10 @@ std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads);
 // Repacks w.data (host memory) into w.tiles with `rows` rows per tile (tile_rows_for).
 void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads);
 // Whether decode reads w's tiles rather than its file bytes: where the tiles take no more
-// bytes than the file (Q8_0, whose tiles keep the file's fp16 scales), streaming them costs the
-// same, and a decode batch of several sequences then shares each tile's weights across its
-// token lanes with each row computed exactly as one token computes it.
+// bytes than the file (Q8_0, whose tiles keep the file's fp16 scales; with VNNI Q4_0 and Q4_1
+// as nibble quads), streaming them costs the same, and a decode batch of several sequences
+// then shares each tile's weights across its token lanes with each row computed exactly as
+// one token computes it.
 bool decodes_from_tiles(const weight& w);
 // Whether w's tiles of `rows` rows would take no more bytes than its file encoding.
 bool tiles_fit_file_bytes(const weight& w, std::int64_t rows, bool quads);
