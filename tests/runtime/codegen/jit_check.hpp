@@ -5,9 +5,11 @@
 #include <doctest/doctest.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include "drivers/cpu/orc_jit.hpp"
 #include <random>
 #include "runtime/codegen/llvm_kernel.hpp"
@@ -29,6 +31,17 @@ inline kernel_fn compile(const tg::ast::kernel& k, const tg::codegen::kernel_opt
   std::string name = "lanes" + std::to_string(counter++);
   tg::codegen::emit_kernel(*module, name, k.nodes, k.global_ranges, opts);
   return reinterpret_cast<kernel_fn>(jit.compile(std::move(context), std::move(module), name, false));
+}
+
+// The LLVM IR the codegen emits for k under opts, as text (before any optimization).
+inline std::string ir_of(const tg::ast::kernel& k, const tg::codegen::kernel_opts& opts) {
+  llvm::LLVMContext context;
+  llvm::Module module("ir", context);
+  tg::codegen::emit_kernel(module, "k", k.nodes, k.global_ranges, opts);
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  module.print(out, nullptr);
+  return out.str();
 }
 
 struct slot {

@@ -3,8 +3,6 @@
 // from the enclosing lanes used inside, under several loop shapes (scalar-lane tiles, and a
 // vector output range, where the hint falls back to a loop), against the AST interpreter;
 // and byte quads (the VNNI tiles' dot) named as vpdpbusd.
-#include <llvm/Support/raw_ostream.h>
-
 #include "drivers/cpu/cpu_target.hpp"
 #include "tests/runtime/codegen/jit_check.hpp"
 
@@ -87,16 +85,6 @@ tg::ast::kernel byte_quads() {
   return kb.finish();
 }
 
-std::string ir_text(const tg::ast::kernel& k, const tg::codegen::kernel_opts& opts) {
-  llvm::LLVMContext context;
-  llvm::Module module("quads", context);
-  tg::codegen::emit_kernel(module, "k", k.nodes, k.global_ranges, opts);
-  std::string text;
-  llvm::raw_string_ostream out(text);
-  module.print(out, nullptr);
-  return out.str();
-}
-
 }  // namespace
 
 TEST_CASE("quads of unsigned by signed bytes in a vector of rows agree, and with AVX-512 VNNI are vpdpbusd into the running sum") {
@@ -106,10 +94,10 @@ TEST_CASE("quads of unsigned by signed bytes in a vector of rows agree, and with
   tg::codegen::kernel_opts vnni = generic;
   vnni.isa = {512, true};
   // The IR names the instruction and accumulates in it: a call whose accumulator is the loop's sum.
-  const std::string ir = ir_text(byte_quads(), vnni);
+  const std::string ir = tg::test::ir_of(byte_quads(), vnni);
   CHECK(ir.find("@llvm.x86.avx512.vpdpbusd.512(<16 x i32> %") != std::string::npos);
   CHECK(ir.find("@llvm.x86.avx512.vpdpbusd.512(<16 x i32> zeroinitializer") != std::string::npos);  // before folding
-  CHECK(ir_text(byte_quads(), generic).find("vpdpbusd") == std::string::npos);
+  CHECK(tg::test::ir_of(byte_quads(), generic).find("vpdpbusd") == std::string::npos);
   const tg::cpu::cpu_target& host = tg::cpu::host_cpu_target();
   if (host.vnni && host.vector_bits == 512) check(byte_quads(), slots, {vnni});
   else MESSAGE("this CPU has no AVX-512 VNNI: the vpdpbusd kernel was not run");

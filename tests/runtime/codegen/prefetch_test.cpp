@@ -13,17 +13,8 @@
 namespace {
 
 using tg::test::check;
+using tg::test::ir_of;
 using tg::test::shapes_for;
-
-std::string ir_of(const tg::ast::kernel& k, const tg::codegen::kernel_opts& opts) {
-  llvm::LLVMContext context;
-  llvm::Module module("prefetch", context);
-  tg::codegen::emit_kernel(module, "k", k.nodes, k.global_ranges, opts);
-  std::string text;
-  llvm::raw_string_ostream out(text);
-  module.print(out, nullptr);
-  return out.str();
-}
 
 int count(const std::string& text, const std::string& what) {
   int n = 0;
