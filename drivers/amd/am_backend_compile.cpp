@@ -32,9 +32,12 @@ constexpr int workgroup_size = 256;
 class compiled_program final : public am_dispatchable {
  public:
   compiled_program(std::shared_ptr<am_program> loaded, std::span<const ast::node> nodes, int global_ranges,
-                   codegen::amdgpu_kernel_shape shape, std::string name)
+                   codegen::amdgpu_kernel_shape shape, std::string name, std::string resources)
       : loaded_(std::move(loaded)), nodes_(nodes.begin(), nodes.end()), global_ranges_(global_ranges), shape_(shape),
-        name_(std::move(name)) {}
+        name_(std::move(name)), resources_(std::move(resources)) {}
+
+  // For -v listings: the schedule and what the kernel uses (resources_of).
+  std::string describe() const override { return resources_; }
 
   // The plan passes every buffer slot of the kernel and every variable of the plan; the kernel
   // takes the slots it uses and the variables up to the highest it reads.
@@ -61,25 +64,21 @@ class compiled_program final : public am_dispatchable {
   int global_ranges_;
   codegen::amdgpu_kernel_shape shape_;
   std::string name_;
+  std::string resources_;
 };
 
 }  // namespace
 
 namespace {
 
-// TG_DEBUG=1: one line per compiled kernel: what it uses, from the code object's metadata note
+// What a compiled kernel uses, from the code object's metadata note
 // (runtime/codegen/amdgpu_metadata.hpp: SGPRs, VGPRs, scratch bytes per work-item, LDS bytes; the
-// descriptor cannot give SGPRs on GFX10+), and the waves per SIMD those VGPRs allow.
-void log_compiled(const std::string& device, const std::string& kernel, const std::string& processor,
-                  std::span<const std::byte> elf, const codegen::amdgpu_kernel_shape& shape,
-                  std::chrono::steady_clock::time_point start) {
-  if (debug_level() < 1) return;
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+// descriptor cannot give SGPRs on GFX10+), the waves per SIMD those VGPRs allow, and its
+// schedule; for TG_DEBUG=1 (one line per compile) and -v (program::describe).
+std::string resources_of(const std::string& processor, std::span<const std::byte> elf, const std::string& kernel,
+                         const codegen::amdgpu_kernel_shape& shape) {
   const auto r = codegen::read_kernel_resources(elf, kernel);
-  if (!r) {
-    log(log_level::debug, str(device, ": compiled kernel ", kernel, " for ", processor, " (no resource metadata)"));
-    return;
-  }
+  if (!r) return processor + ", no resource metadata";
   // The schedule: work-items sharing an element, or the register tile each work-item computes.
   std::string schedule = str(shape.group_lanes, " work-items per element");
   if (std::any_of(shape.upcast.begin(), shape.upcast.end(), [](int u) { return u > 1; })) {
@@ -87,12 +86,11 @@ void log_compiled(const std::string& device, const std::string& kernel, const st
     for (std::size_t i = 0; i < shape.upcast.size(); ++i) schedule += str(i ? "x" : "", shape.upcast[i]);
     schedule += " outputs per work-item";
   }
-  char line[360];
-  std::snprintf(line, sizeof line, "%s: compiled kernel %s for %s in %.1f ms: %s, %u SGPRs, "
-                "%u VGPRs (%u waves per SIMD), %llu scratch bytes per work-item, %llu LDS bytes", device.c_str(),
-                kernel.c_str(), processor.c_str(), ms, schedule.c_str(), r->sgprs, r->vgprs, codegen::waves_per_simd(r->vgprs),
+  char line[300];
+  std::snprintf(line, sizeof line, "%s, %s, %u SGPRs, %u VGPRs (%u waves per SIMD), %llu scratch bytes per work-item, "
+                "%llu LDS bytes", processor.c_str(), schedule.c_str(), r->sgprs, r->vgprs, codegen::waves_per_simd(r->vgprs),
                 static_cast<unsigned long long>(r->scratch_bytes), static_cast<unsigned long long>(r->lds_bytes));
-  log(log_level::debug, line);
+  return line;
 }
 
 }  // namespace
@@ -131,8 +129,13 @@ class am_kernel_compiler final : public kernel_compiler {
     std::vector<kernarg> args(std::size_t(r.shape.buffers), kernarg_pointer);
     args.insert(args.end(), std::size_t(r.shape.vars), kernarg_u64);
     std::shared_ptr<am_program> loaded = owner_.load_program(co, r.symbol, args, {});
-    log_compiled(owner_.name(), r.name, amdgpu_.processor(), elf, r.shape, r.start);
-    return std::make_shared<compiled_program>(std::move(loaded), r.nodes, r.global_ranges, r.shape, r.name);
+    std::string resources = resources_of(amdgpu_.processor(), elf, r.symbol, r.shape);
+    if (debug_level() >= 1) {
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - r.start).count();
+      log(log_level::debug, str(owner_.name(), ": compiled kernel ", r.name, " in ", int(ms * 10) / 10.0, " ms: ", resources));
+    }
+    return std::make_shared<compiled_program>(std::move(loaded), r.nodes, r.global_ranges, r.shape, r.name,
+                                              std::move(resources));
   }
 
  private:

@@ -118,6 +118,13 @@ TEST_CASE("what the AMD code generator cannot compile is a usage error naming th
   auto p = dev.impl().compile({view.kernel_nodes(0), view.kernels[0].global_ranges, "twice"});
   void* const one[] = {nullptr};
   CHECK_THROWS_WITH_AS(p->launch(one, {}), doctest::Contains("uses 2 buffers"), tg::usage_error);
+  // What -v lists for it: the processor, the schedule and the registers from the metadata note.
+  const std::string resources = p->describe();
+  CAPTURE(resources);
+  CHECK(resources.rfind("gfx1100, ", 0) == 0);
+  CHECK(resources.find(" SGPRs, ") != std::string::npos);
+  CHECK(resources.find(" VGPRs (") != std::string::npos);
+  CHECK(resources.find(" waves per SIMD), ") != std::string::npos);
 }
 
 TEST_CASE("AMD opens real hardware only: without a GPU or bridge it says none was found") {
