@@ -4,6 +4,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -122,6 +123,12 @@ std::string isa_form(std::span<const ast::node> nodes, const codegen::kernel_opt
   if (pairs) form += target.vnni ? ", int8 dot vpdpwssd" : ", int8 dot vpmaddwd+vpaddd";
   if (quads) form += target.vnni && target.vector_bits == 512 ? ", int8 dot vpdpbusd" : ", int8 quad dot (no VNNI: generic)";
   if (vector > 1) form += str(", ", vector, " output lanes per vector");
+  if (std::count_if(opts.upcast.begin(), opts.upcast.end(), [](int u) { return u > 1; }) >= 2) {  // a 2-D register tile
+    std::string tile;
+    for (int u : opts.upcast) tile += (tile.empty() ? "" : "x") + std::to_string(u);
+    form += ", register tile " + tile;
+  }
+  if (opts.panel > 0) form += str(", panels of ", opts.panel);
   return form;
 }
 

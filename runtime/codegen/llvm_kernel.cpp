@@ -59,7 +59,7 @@ class emitter : value_ops {
       vars_ = &*args++;
       begin_ = &*args++;
       end_ = &*args;
-      emit_global_loops(0, store);
+      emit_panels(store);
     }
     b_.CreateRetVoid();
   }
@@ -109,6 +109,36 @@ class emitter : value_ops {
     b_.SetInsertPoint(l.exit);
   }
 
+  // With kernel_opts::panel, a loop over panels of the last output range around the output loops
+  // (the range's bound may not depend on an outer range then: it is the same for every row).
+  void emit_panels(int store) {
+    const int last = n_global_ - 1;
+    if (opts_.panel <= 0 || last < 1) {
+      emit_global_loops(0, store);
+      return;
+    }
+    if (opts_.panel % upcast(last) != 0)
+      throw usage_error(str("codegen: panel ", opts_.panel, " is not a multiple of the last range's upcast ", upcast(last)));
+    const int bound = nodes_[std::size_t(find_range(last))].src[0];
+    if (depends_on_range(bound)) throw usage_error("codegen: panels of an output range whose bound depends on another range");
+    llvm::Value* trip = b_.CreateSDiv(emit(bound)[0], b_.getInt64(upcast(last)));
+    const std::int64_t trips_per_panel = opts_.panel / upcast(last);
+    loop p = open_loop(b_.getInt64(0), trip, "panel", trips_per_panel);
+    panel_begin_ = p.index;
+    llvm::Value* next = b_.CreateAdd(p.index, b_.getInt64(std::uint64_t(trips_per_panel)), "", true, true);
+    panel_end_ = b_.CreateSelect(b_.CreateICmpSLT(next, trip), next, trip);
+    emit_global_loops(0, store);
+    close_loop(p);
+  }
+  bool depends_on_range(int n) const {
+    if (n == ast::none) return false;
+    const ast::node& x = nodes_[std::size_t(n)];
+    if (x.o == ast::op::range) return true;
+    for (int s : x.src)
+      if (depends_on_range(s)) return true;
+    return false;
+  }
+
   void emit_global_loops(int range, int store) {
     if (range == n_global_) {
       emit(store);
@@ -121,6 +151,9 @@ class emitter : value_ops {
     if (range == 0) {  // the caller's slice of the outermost loop
       start = begin_;
       end = b_.CreateSelect(b_.CreateICmpSLT(end_, trip), end_, trip);
+    } else if (range == n_global_ - 1 && panel_begin_ != nullptr) {  // this panel of the last range
+      start = panel_begin_;
+      end = panel_end_;
     }
     loop l = open_loop(start, end, "g");
     scopes_.emplace_back();
@@ -727,6 +760,7 @@ class emitter : value_ops {
   const kernel_frame& frame_;
   int lane_count_ = 1;
   int vec_range_ = -1, vec_width_ = 1;
+  llvm::Value *panel_begin_ = nullptr, *panel_end_ = nullptr;  // i64: this panel's trips of the last range (kernel_opts::panel)
   llvm::Value* group_lane_ = nullptr;  // i64: this thread's place in its group (GPU, group_lanes > 1)
   const ast::node* nested_reduce_ = nullptr;  // the reduce taking the nested lanes (kernel_opts::nested_lanes)
   int reduce_depth_ = 0;               // reduce loops open around the value being emitted

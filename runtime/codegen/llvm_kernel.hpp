@@ -54,6 +54,12 @@ struct kernel_opts {
   // blocks at once where the outer reduce alone has fewer iterations than G. A reduce whose
   // body is not such a reduce is split G ways as before. A power of two dividing G.
   int nested_lanes = 1;
+  // CPU frames: the last output range runs in panels of this many values, and each panel is
+  // swept over the thread's whole slice of the outer ranges before the next one starts, so what
+  // is read along the last range and the reduce only (a matmul's B columns) comes from cache for
+  // every row instead of from memory. A multiple of the last range's upcast; 0: one panel. GPU
+  // frames ignore it (threads are the loops there).
+  int panel = 0;
   bool operator==(const kernel_opts&) const = default;
 };
 

@@ -105,6 +105,7 @@ struct device::cache {
     std::vector<ast::node> nodes;
     std::vector<int> upcast;
     bool vector_lanes;
+    int panel;
     std::shared_ptr<program> compiled;
   };
   std::multimap<std::uint64_t, entry> programs;  // by hash of the AST and loop shape
@@ -137,11 +138,13 @@ std::shared_ptr<program> device::compile(const kernel_source& source) {
   std::uint64_t h = ast::hash(source.nodes, fnv_offset ^ std::uint64_t(source.global_ranges));
   for (int u : source.upcast) h = fnv_mix(h, std::uint64_t(u));
   h ^= source.vector_lanes ? 0 : 0x9E3779B97F4A7C15ull;
+  h = fnv_mix(h, std::uint64_t(source.panel));
   std::lock_guard<std::mutex> guard(cache_->lock);
   auto [first, last] = cache_->programs.equal_range(h);
   for (auto it = first; it != last; ++it)
     if (std::equal(it->second.nodes.begin(), it->second.nodes.end(), source.nodes.begin(), source.nodes.end()) &&
-        it->second.upcast == source.upcast && it->second.vector_lanes == source.vector_lanes)
+        it->second.upcast == source.upcast && it->second.vector_lanes == source.vector_lanes &&
+        it->second.panel == source.panel)
       return it->second.compiled;
   auto start = std::chrono::steady_clock::now();
   // ---- tuning hook (runtime/tune/tuned_compile.hpp): the tuning cache's loop shape for this
@@ -157,7 +160,7 @@ std::shared_ptr<program> device::compile(const kernel_source& source) {
     if (debug_level() >= 2) log(log_level::debug, ast::to_string(source.nodes));
   }
   cache_->programs.emplace(h, cache::entry{std::vector<ast::node>(source.nodes.begin(), source.nodes.end()),
-                                           source.upcast, source.vector_lanes, p});
+                                           source.upcast, source.vector_lanes, source.panel, p});
   ++cache_->stats.compiled;
   return p;
 }
@@ -183,7 +186,7 @@ std::shared_ptr<program> device::compile_for(const kernel_source& source, std::s
     std::lock_guard<std::mutex> guard(cache_->lock);
     ++cache_->stats.specialized;
   }
-  return compile({fixed, source.global_ranges, source.name + "_s", source.upcast, source.vector_lanes});
+  return compile({fixed, source.global_ranges, source.name + "_s", source.upcast, source.vector_lanes, source.panel});
 }
 
 void device::launch(const ast::kernel& kernel, std::span<const buffer> buffers, std::span<const std::int64_t> vars) {
@@ -193,7 +196,7 @@ void device::launch(const ast::kernel& kernel, std::span<const buffer> buffers, 
 
 prepared_kernel device::prepare(const ast::kernel& kernel) {
   return {compile({kernel.nodes, kernel.global_ranges, kernel_name(kernel.nodes, kernel.global_ranges), kernel.upcast,
-                   kernel.vector_lanes}),
+                   kernel.vector_lanes, kernel.panel}),
           kernel.slot_count};
 }
 

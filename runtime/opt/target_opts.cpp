@@ -11,13 +11,14 @@ codegen::kernel_opts choose_opts_for(const target_traits& target, const kernel_s
   if (target.of == target_traits::kind::gpu) return choose_gpu_opts(source.nodes, source.global_ranges, target.gpu);
   codegen::kernel_opts opts;
   if (source.upcast.empty()) {
-    opts = choose_opts(source.nodes, source.global_ranges);
+    opts = choose_opts(source.nodes, source.global_ranges, target.isa.vector_bits);
   } else {
     if (int(source.upcast.size()) != source.global_ranges)
       throw usage_error(str("kernel ", source.name, " gives ", source.upcast.size(), " upcasts for ",
                             source.global_ranges, " output ranges"));
     opts.upcast = source.upcast;
     opts.vector_lanes = source.vector_lanes;
+    opts.panel = source.panel;
   }
   opts.isa = target.isa;
   return opts;

@@ -17,7 +17,7 @@ constexpr std::uint64_t ast_hash(std::span<const ast::node> nodes, int global_ra
 
 // Bumped whenever the meaning of the opts' text form (opts_text.hpp) or of a loop shape changes:
 // an entry from an older tg is then never read.
-inline constexpr int opts_format_version = 1;
+inline constexpr int opts_format_version = 2;  // 2: panels (kernel_opts::panel)
 
 struct tuning_key {
   std::uint64_t ast = 0;

@@ -123,7 +123,7 @@ std::optional<beam_result> beam_search(candidate_runner& runner, const kernel_so
     if (fresh.empty()) break;
     const double best_before = good.front().seconds;
     for (const codegen::kernel_opts& c : fresh) {
-      kernel_source candidate{source.nodes, source.global_ranges, source.name, c.upcast, c.vector_lanes};
+      kernel_source candidate{source.nodes, source.global_ranges, source.name, c.upcast, c.vector_lanes, c.panel};
       trial_result r;
       try {
         r = runner.run(*runner.compile(candidate), c, setup);

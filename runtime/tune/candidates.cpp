@@ -8,7 +8,7 @@ namespace {
 
 // Register-tile limits: past these the tile's accumulators spill out of the 16-32 vector
 // registers of x86, and the kernel's code grows for no gain.
-constexpr int max_last_upcast = 32, max_second_upcast = 16, max_tile = 128;
+constexpr int max_last_upcast = 32, max_second_upcast = 16, max_tile = 256;
 
 int tile_size(const std::vector<int>& upcast) {
   int t = 1;
@@ -33,6 +33,7 @@ codegen::kernel_opts normalize(const codegen::kernel_opts& opts, int global_rang
   if (n.upcast.empty()) n.upcast.assign(std::size_t(std::max(global_ranges, 0)), 1);
   // With nothing upcast there are no lanes to make a vector of: both settings are one loop shape.
   if (tile_size(n.upcast) == 1) n.vector_lanes = true;
+  if (global_ranges < 2) n.panel = 0;
   n.isa = {};
   return n;
 }
@@ -54,6 +55,7 @@ std::vector<codegen::kernel_opts> neighbours(const codegen::kernel_opts& from, s
     for (int f : {2, 4}) {
       codegen::kernel_opts up = base;
       up.upcast[std::size_t(r)] = now * f;
+      if (r == ranges - 1 && up.panel > 0 && up.panel % (now * f) != 0) continue;  // a panel holds whole tiles
       if (now * f <= cap && bound % (now * f) == 0 && tile_size(up.upcast) <= max_tile) add(up);
       if (now % f == 0) {
         codegen::kernel_opts down = base;
@@ -65,6 +67,19 @@ std::vector<codegen::kernel_opts> neighbours(const codegen::kernel_opts& from, s
   codegen::kernel_opts flipped = base;
   flipped.vector_lanes = !base.vector_lanes;
   add(flipped);
+  // Panels of the last range (kernel_opts::panel): half or twice as wide, none, or from none
+  // a panel of 8 tiles.
+  if (ranges >= 2) {
+    const int up = base.upcast.back();
+    std::vector<int> widths = base.panel > 0 ? std::vector<int>{base.panel / 2, base.panel * 2, 0} : std::vector<int>{8 * up};
+    for (int w : widths) {
+      codegen::kernel_opts p = base;
+      p.panel = w;
+      const std::int64_t bound = bounds.back();
+      if (w != 0 && (w % up != 0 || w < 2 * up || (bound > 0 && w >= bound))) continue;
+      add(p);
+    }
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 // candidates.hpp: the loop shapes BEAM tries next from one it has timed: the upcast of the last
 // one or two output ranges scaled up or down by 2 or 4 (staying a divisor of the range's constant
-// bound), and the vector-lanes choice flipped.
+// bound), the vector-lanes choice flipped, and the last range's panel halved, doubled or
+// dropped (or, without one, a panel of 8 tiles).
 #pragma once
 #include <cstdint>
 #include <span>

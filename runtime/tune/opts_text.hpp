@@ -1,5 +1,6 @@
 // opts_text.hpp: a loop shape (codegen::kernel_opts: upcast per output range, vector lanes) as
-// a short text, the form the tuning cache stores: "upcast=1,4,16 lanes=1".
+// a short text, the form the tuning cache stores: "upcast=1,4,16 lanes=1", with " panel=256"
+// when the last range runs in panels.
 #pragma once
 #include <optional>
 #include <string>

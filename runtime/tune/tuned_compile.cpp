@@ -52,7 +52,7 @@ int slot_count_of(std::span<const ast::node> nodes) {
 }
 
 kernel_source with_opts(const kernel_source& source, const codegen::kernel_opts& opts) {
-  return {source.nodes, source.global_ranges, source.name, opts.upcast, opts.vector_lanes};
+  return {source.nodes, source.global_ranges, source.name, opts.upcast, opts.vector_lanes, opts.panel};
 }
 
 // Compiled now, searched at the first launch; afterwards every launch goes to the winner.
@@ -60,7 +60,7 @@ class searching_program final : public program {
  public:
   searching_program(std::shared_ptr<backend> owner, const kernel_source& source, tuning_key key, const tuner& t)
       : owner_(std::move(owner)), nodes_(source.nodes.begin(), source.nodes.end()),
-        source_{nodes_, source.global_ranges, source.name, source.upcast, source.vector_lanes},
+        source_{nodes_, source.global_ranges, source.name, source.upcast, source.vector_lanes, source.panel},
         key_(std::move(key)), tuner_(t) {}
 
   void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override { resolve(vars)->launch(buffers, vars); }

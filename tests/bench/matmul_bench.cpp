@@ -1,8 +1,12 @@
 // matmul_bench.cpp: tg's float32 matmul against OpenBLAS's sgemm on the same machine in
-// the same run, for N = 1024 and 2048: tg's default loop shape, the one BEAM finds
-// (TG_BEAM=2, searched at the first launch) and the cached one a later run gets (tuning cache,
-// no search). The last two run in child processes with a fresh TG_CACHE in a temporary
-// folder, so the user's cache is neither read nor written. Prints GFLOPS and tg / OpenBLAS.
+// the same run, for N = 1024 and 2048 at 1 and 2 threads (OpenBLAS pinned to the same count
+// with openblas_set_num_threads): tg's default loop shape, the one BEAM finds (TG_BEAM=2,
+// searched at the first launch) and the cached one a later run gets (tuning cache, no search).
+// The last two run in child processes with a fresh TG_CACHE in a temporary folder, so the
+// user's cache is neither read nor written. Prints GFLOPS and tg / OpenBLAS.
+//   matmul_bench            # 1 and 2 threads
+//   matmul_bench 2          # 2 threads only
+//   matmul_bench 2 nobeam   # without the BEAM and cached columns (seconds, not minutes)
 #include <cblas.h>
 #include <unistd.h>
 
@@ -12,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 #include "examples/matmul/matmul_runner.hpp"
 
 namespace {
@@ -36,7 +41,7 @@ double openblas_gflops(const std::vector<float>& a, const std::vector<float>& b,
 // One tg measurement, under whatever TG_BEAM and TG_CACHE say; prints "gflops first_launch_s".
 template <int N>
 void measure_tg_only(int runs) {
-  tg::device dev("CPU");
+  tg::device dev("CPU");  // TG_THREADS threads
   auto start = std::chrono::steady_clock::now();
   tg::examples::matmul_runner<N> m(dev);
   m.launch();  // compiles; with TG_BEAM, searches
@@ -48,10 +53,10 @@ struct child_result {
   double gflops = 0, first_launch_s = 0;
 };
 
-// This program again (--tg-only N) with TG_CACHE and, for the search, TG_BEAM set.
-child_result run_child(int n, const std::string& cache, bool beam) {
-  std::string command = "TG_CACHE='" + cache + "' " + (beam ? "TG_BEAM=2 " : "") + "'" +
-                        std::filesystem::read_symlink("/proc/self/exe").string() + "' --tg-only " + std::to_string(n);
+// This program again (--tg-only N) with TG_CACHE, TG_THREADS and, for the search, TG_BEAM set.
+child_result run_child(int n, int threads, const std::string& cache, bool beam) {
+  std::string command = "TG_CACHE='" + cache + "' TG_THREADS=" + std::to_string(threads) + " " + (beam ? "TG_BEAM=2 " : "") +
+                        "'" + std::filesystem::read_symlink("/proc/self/exe").string() + "' --tg-only " + std::to_string(n);
   child_result r;
   if (FILE* p = popen(command.c_str(), "r")) {
     if (std::fscanf(p, "%lf %lf", &r.gflops, &r.first_launch_s) != 2) r = {};
@@ -61,17 +66,21 @@ child_result run_child(int n, const std::string& cache, bool beam) {
 }
 
 template <int N>
-void compare(tg::device& dev, int runs, const std::string& cache) {
+void compare(int threads, int runs, const std::string& cache, bool beam) {
+  tg::device dev("CPU", {.threads = threads});
+  openblas_set_num_threads(threads);
   tg::examples::matmul_runner<N> m(dev);
   const double ours = m.gflops(runs);
   const double blas = openblas_gflops<N>(m.a_host, m.b_host, runs);
-  std::printf("matmul %4d: tg %7.1f GFLOPS  openblas %7.1f GFLOPS  ratio %.3f  (max rel error %.1e)\n", N, ours, blas,
-              ours / blas, m.spot_check());
+  std::printf("matmul %4d, %d thread%s: tg %7.1f GFLOPS  openblas %7.1f GFLOPS  ratio %.3f  (max rel error %.1e)  [%s]\n", N,
+              threads, threads == 1 ? " " : "s", ours, blas, ours / blas, m.spot_check(), m.program->describe().c_str());
   std::fflush(stdout);
-  const child_result tuned = run_child(N, cache, true), cached = run_child(N, cache, false);
-  std::printf("matmul %4d: default %7.1f  BEAM %7.1f (search and compile %.1f s)  cached %7.1f (first launch %.2f s)"
-              " GFLOPS; cached / openblas %.3f\n",
-              N, ours, tuned.gflops, tuned.first_launch_s, cached.gflops, cached.first_launch_s, cached.gflops / blas);
+  if (!beam) return;
+  const child_result tuned = run_child(N, threads, cache, true), cached = run_child(N, threads, cache, false);
+  std::printf("matmul %4d, %d thread%s: default %7.1f  BEAM %7.1f (search and compile %.1f s)  cached %7.1f (first launch %.2f s)"
+              " GFLOPS; default / openblas %.3f, cached / openblas %.3f\n",
+              N, threads, threads == 1 ? " " : "s", ours, tuned.gflops, tuned.first_launch_s, cached.gflops,
+              cached.first_launch_s, ours / blas, cached.gflops / blas);
   std::fflush(stdout);
 }
 
@@ -79,19 +88,24 @@ void compare(tg::device& dev, int runs, const std::string& cache) {
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--tg-only") {
-    if (std::atoi(argv[2]) == 1024) measure_tg_only<1024>(5);
-    if (std::atoi(argv[2]) == 2048) measure_tg_only<2048>(3);
+    if (std::atoi(argv[2]) == 1024) measure_tg_only<1024>(15);
+    if (std::atoi(argv[2]) == 2048) measure_tg_only<2048>(5);
     return 0;
   }
+  std::vector<int> thread_counts = {1, 2};
+  if (argc >= 2) thread_counts = {std::max(1, std::atoi(argv[1]))};
+  const bool beam = !(argc >= 3 && std::string(argv[2]) == "nobeam");
   // A fresh cache, set before the first kernel compiles: the default column reads no entry.
   std::string folder = (std::filesystem::temp_directory_path() / "tg_matmul_bench_XXXXXX").string();
   if (mkdtemp(folder.data()) == nullptr) return 1;
   const std::string cache = folder + "/tuning.db";
   setenv("TG_CACHE", cache.c_str(), 1);
   unsetenv("TG_BEAM");
-  tg::device dev("CPU");
-  compare<1024>(dev, 5, cache);
-  compare<2048>(dev, 3, cache);
+  for (int threads : thread_counts) {
+    compare<1024>(threads, 15, cache, beam);
+    compare<2048>(threads, 5, cache, beam);
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(cache + suffix);  // each thread count searches afresh
+  }
   std::filesystem::remove_all(folder);
   return 0;
 }

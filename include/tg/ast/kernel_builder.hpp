@@ -28,6 +28,9 @@ struct kernel {
   // reduce inside is vectorized instead). The caller guarantees each bound divides.
   std::vector<int> upcast;
   bool vector_lanes = true;
+  // With upcast, on a CPU: the last output range in panels of this many values (a multiple of
+  // its upcast), each swept over every row before the next; 0: none.
+  int panel = 0;
 };
 
 }  // namespace ast

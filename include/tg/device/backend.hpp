@@ -26,6 +26,7 @@ struct kernel_source {
   // A loop shape from the kernel's author (ast::kernel::upcast); empty: the backend decides.
   std::vector<int> upcast = {};
   bool vector_lanes = true;
+  int panel = 0;  // with upcast: panels of the last output range (CPU; codegen::kernel_opts::panel)
 };
 
 // A compiled kernel, launched with one pointer per buffer slot and the variable values.

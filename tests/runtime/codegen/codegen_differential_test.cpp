@@ -1,7 +1,8 @@
 // codegen_differential_test.cpp: every kernel of a set of plans, compiled by the LLVM
 // codegen under many loop shapes (no opts, each output range upcast by 2/4/8/16, pairs of
 // them, as vectors or as scalar lanes, so vector loads, gathers and gated loads are all
-// exercised), must compute
+// exercised, and each of those in panels of the last range), run in two slices of the outer
+// loop as two threads would, must compute
 // what the scalar AST interpreter computes on the same random buffers.
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -61,6 +62,19 @@ std::vector<tg::codegen::kernel_opts> candidate_opts(std::span<const tg::ast::no
     o.vector_lanes = false;
     out.push_back(o);
   }
+  // panels of the last range: two tiles (dividing the bound where the tile does twice) and
+  // three (a short last panel)
+  const std::size_t lane_shapes = out.size();
+  for (std::size_t i = 0; i < lane_shapes && global_ranges >= 2; ++i) {
+    const int up = out[i].upcast.empty() ? 1 : out[i].upcast.back();
+    const std::int64_t bound = bounds.back();
+    for (int tiles : {2, 3}) {
+      if (bound > 0 && tiles * up >= bound) continue;  // a symbolic bound: any number of panels
+      tg::codegen::kernel_opts o = out[i];
+      o.panel = tiles * up;
+      out.push_back(o);
+    }
+  }
   return out;
 }
 
@@ -103,13 +117,17 @@ void check_plan(const tg::plan_view& plan, std::vector<std::int64_t> vars = {}) 
       std::string shape;
       for (int u : opts.upcast) shape += std::to_string(u) + " ";
       if (!opts.vector_lanes) shape += "scalar lanes ";
+      if (opts.panel > 0) shape += "panel " + std::to_string(opts.panel) + " ";
       INFO("kernel " << k << " (" << tg::kernel_name(nodes, info.global_ranges) << "), upcast [ " << shape << "]");
       std::vector<std::vector<std::byte>> got = inputs;
       std::vector<void*> ptrs;
       for (auto& b : got) ptrs.push_back(b.data());
       kernel_fn fn = compile(nodes, info.global_ranges, opts);
       std::int64_t trips = info.global_ranges == 0 ? 1 : tg::opt::measure(nodes, info.global_ranges, opts, vars).outer_trips;
-      fn(ptrs.data(), vars.data(), 0, trips);
+      // In two slices of the outer loop, as two threads would run it (each slice sweeps every
+      // panel of the last range).
+      fn(ptrs.data(), vars.data(), 0, trips / 2);
+      fn(ptrs.data(), vars.data(), trips / 2, trips);
       std::size_t n = got[0].size() / std::size_t(tg::size_bytes(out_dt));
       int bad = 0;
       for (std::size_t i = 0; i < n && bad < 3; ++i) {
@@ -140,11 +158,13 @@ void check_plan(const tg::plan_view& plan, std::vector<std::int64_t> vars = {}) 
 
 constexpr auto a = tg::input<float>("a", tg::dims<12, 8>);
 constexpr auto b = tg::input<float>("b", tg::dims<8, 16>);
+constexpr auto wide = tg::input<float>("wide", tg::dims<8, 96>);
 constexpr auto m = tg::input<float>("m", tg::dims<8, 16>);
 
 TEST_CASE("matmul kernels agree with the interpreter under every loop shape") {
   check_plan(tg::lower(tg::matmul(a, b)).view());
   check_plan(tg::lower(tg::relu(tg::matmul(a, b)).sum(tg::axis<1>)).view());
+  check_plan(tg::lower(tg::matmul(a, wide)).view());  // panels of 32 and 48 columns at upcast 16
 }
 
 TEST_CASE("reductions over padded and permuted views agree (gated loads in vector lanes)") {
@@ -166,7 +186,9 @@ TEST_CASE("16-bit floats, integers and bools agree in vector code") {
 TEST_CASE("kernels with symbolic bounds agree for several bindings") {
   constexpr auto n = tg::sym<"n", 1, 32>;
   constexpr auto x = tg::input<float>("x", tg::dims<n, 16>);
+  constexpr auto y = tg::input<float>("y", tg::dims<8, n>);
   for (std::int64_t v : {1, 7, 32}) check_plan(tg::lower((x * x).sum(tg::axis<0>)).view(), {v});
+  for (std::int64_t v : {1, 7, 32}) check_plan(tg::lower(tg::matmul(a, y)).view(), {v});  // panels of a symbolic bound
 }
 
 }  // namespace

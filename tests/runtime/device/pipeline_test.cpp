@@ -104,6 +104,9 @@ TEST_CASE("opts for a CPU: the author's loop shape with the target's ISA, else t
   const tg::codegen::kernel_opts chosen = tg::opt::choose_opts_for(cpu, source_of());
   CHECK(chosen.isa == tg::codegen::x86_isa{512, true});
   CHECK(chosen.group_lanes == 1);  // a CPU has no thread groups
+  tg::kernel_source panelled = source_of({8}, false);
+  panelled.panel = 64;
+  CHECK(tg::opt::choose_opts_for(cpu, panelled).panel == 64);
   CHECK_THROWS_WITH_AS(tg::opt::choose_opts_for(cpu, source_of({4, 4})),
                        doctest::Contains("kernel row_sums gives 2 upcasts for 1 output ranges"), tg::usage_error);
 }

@@ -74,9 +74,13 @@ TEST_CASE("kernel opts round-trip through their text form") {
   CHECK(tg::tune::to_text(opts) == "upcast=1,4,16 lanes=0");
   CHECK(tg::tune::parse_opts(tg::tune::to_text(opts)) == opts);
   CHECK(tg::tune::parse_opts("upcast= lanes=1") == tg::codegen::kernel_opts{});
+  opts.panel = 256;
+  CHECK(tg::tune::to_text(opts) == "upcast=1,4,16 lanes=0 panel=256");
+  CHECK(tg::tune::parse_opts(tg::tune::to_text(opts)) == opts);
   SUBCASE("damaged texts are refused") {
     for (const char* bad : {"", "upcast=4", "upcast=4,,2 lanes=1", "upcast=4, lanes=1", "upcast=0 lanes=1",
-                            "upcast=4 lanes=2", "upcast=x lanes=1", "tile=4 lanes=1"}) {
+                            "upcast=4 lanes=2", "upcast=x lanes=1", "tile=4 lanes=1", "upcast=4 lanes=1 panel=",
+                            "upcast=4 lanes=1 panel=0", "upcast=4 lanes=1 panel=64x", "upcast=4 panel=64"}) {
       CAPTURE(bad);
       CHECK_FALSE(tg::tune::parse_opts(bad).has_value());
     }

@@ -24,7 +24,7 @@ tg::kernel_source source_of(const tg::ast::kernel& kernel) {
 
 tg::tune::fork_runner cpu_runner() {
   return tg::tune::fork_runner(tg::device("CPU", {.threads = 1}), [](const tg::kernel_source& s) {
-    return tg::opt::choose_opts(s.nodes, s.global_ranges);
+    return tg::opt::choose_opts(s.nodes, s.global_ranges, 512);
   });
 }
 
@@ -33,6 +33,7 @@ void check_computes_matmul(const tg::ast::kernel& kernel, const tg::codegen::ker
   tg::ast::kernel tuned = kernel;
   tuned.upcast = best.upcast;
   tuned.vector_lanes = best.vector_lanes;
+  tuned.panel = best.panel;
   tg::device dev("CPU");
   CHECK(tune_test::run_matmul(dev, tuned, m, n, k) ==
         tune_test::reference_matmul(tune_test::pattern(m * k, 1), tune_test::pattern(k * n, 2), m, n, k));
@@ -70,6 +71,18 @@ TEST_CASE("a matmul's stand-in buffers have the sizes its indexes reach") {
   }
 }
 
+TEST_CASE("the default for a matmul: a register tile for the vector width, panels once B outgrows a cache") {
+  const tg::ast::kernel big = tune_test::matmul(1024, 1024, 1024), small = tune_test::matmul(64, 64, 64);
+  const tg::ast::kernel deep = tune_test::matmul(64, 2048, 2048);
+  auto opts = [](const tg::ast::kernel& k, int bits) { return tg::opt::choose_opts(k.nodes, k.global_ranges, bits); };
+  CHECK(opts(big, 512).upcast == std::vector<int>{8, 32});
+  CHECK(opts(big, 256).upcast == std::vector<int>{4, 32});
+  CHECK(opts(big, 512).panel == 256);   // 256 columns x 1024 x 4 bytes: 1 MiB
+  CHECK(opts(deep, 512).panel == 128);  // half as wide for twice the depth
+  CHECK(opts(small, 512).panel == 0);   // all of B is 16 KiB
+  CHECK(opts(small, 512).upcast == std::vector<int>{8, 32});
+}
+
 TEST_CASE("candidates keep each upcast a divisor of its range's bound") {
   const tg::ast::kernel kernel = tune_test::matmul(12, 48, 16);
   const auto bounds = tg::tune::output_bounds(kernel.nodes, kernel.global_ranges);
@@ -82,7 +95,17 @@ TEST_CASE("candidates keep each upcast a divisor of its range's bound") {
     CHECK(c != from);
     CHECK(12 % c.upcast[0] == 0);
     CHECK(48 % c.upcast[1] == 0);
+    CHECK(c.panel % c.upcast[1] == 0);  // a panel holds whole tiles
+    CHECK(c.panel < 48);
   }
+  // From no panels, one of 8 tiles (here 8 columns: tiles of 1); from one, half, twice and none.
+  CHECK(std::count_if(next.begin(), next.end(), [](const auto& c) { return c.panel == 8; }) == 1);
+  auto with_panel = from;
+  with_panel.upcast = {1, 4};
+  with_panel.panel = 16;
+  const auto around = tg::tune::neighbours(with_panel, bounds);
+  for (int w : {8, 32, 0})
+    CHECK(std::count_if(around.begin(), around.end(), [&](const auto& c) { return c.upcast[1] == 4 && c.panel == w; }) == 1);
 }
 
 TEST_CASE("BEAM on a matmul picks a loop shape that computes the right result") {
