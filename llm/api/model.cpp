@@ -58,7 +58,7 @@ model::state::state(gguf::file f, const model_options& options)
       chat(chat_for(tok)),
       dev(options.device, device_options{.threads = options.threads}),
       net(dev, file, {.max_context = options.max_context, .chunk_size = options.chunk_size, .sequences = options.sequences,
-                      .cache = transformer_cache_type(options.cache), .decode_graphs = options.graphs ? tg::model::transformer_options::graph_use::automatic
+                      .cache = transformer_cache_type(options.cache), .graphs = options.graphs ? tg::model::transformer_options::graph_use::automatic
                                                      : tg::model::transformer_options::graph_use::off}) {
   const auto& c = net.config();
   info = {.name = c.name, .architecture = c.arch,
@@ -83,8 +83,8 @@ model model::open(const std::string& path, const model_options& options) {
   if (options.warm_up) {
     auto tw = std::chrono::steady_clock::now();
     tg::model::warm_up(s->net);
-    std::snprintf(line, sizeof line, "llm: warmed up (prefill chunk of %lld, decode%s) in %.2f s, %d kernels compiled",
-                  static_cast<long long>(s->net.chunk_size()), s->net.decode_graphs() ? " captured as a graph" : "", since(tw),
+    std::snprintf(line, sizeof line, "llm: warmed up (prefill chunk of %lld and decode%s) in %.2f s, %d kernels compiled",
+                  static_cast<long long>(s->net.chunk_size()), s->net.graphs() ? ", each captured as a graph" : "", since(tw),
                   s->dev.stats().compiled);
     log(log_level::info, line);
   }

@@ -49,6 +49,9 @@ std::vector<float> session::decode(std::int32_t token) {
 void warm_up(transformer& model) {
   const std::int64_t chunk = std::min(model.chunk_size(), std::max<std::int64_t>(model.max_context() - 2, 1));
   std::vector<std::int32_t> tokens(std::size_t(chunk), 0);
+  // A chunk without logits first (a long prompt's leading chunks), then one with (its last), so
+  // both are compiled and, with graphs, captured; the second overwrites the first's cache rows.
+  if (chunk == model.chunk_size()) model.forward(tokens, 0, head::none);
   session s(model);
   s.prefill(tokens);
   for (int i = 0; i < 2 && s.position() < model.max_context(); ++i) s.decode(0);

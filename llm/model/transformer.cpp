@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <tg/core/error.hpp>
 #include <tg/graph.hpp>
@@ -114,12 +115,13 @@ struct transformer::state {
   bool profiling = false;
   std::map<std::string, profile_entry> profile;
 
-  // A decode step (one token, its logits) replays a graph of the step's launches
-  // (include/tg/graph.hpp), one per sequence, captured at that sequence's first decode step (the
-  // warm-up's): on AMD the whole token is one submission with one wait; on the CPU a prepared
-  // list with no per-launch lookup. Only start_pos changes between steps; the token and its RoPE
-  // rows are copied into the same buffers first.
-  std::vector<graph> decode_graphs;  // by sequence; empty until captured
+  // A decode step (one token, its logits) and a full prefill chunk (with or without its last
+  // logits) replay a graph of the step's launches (include/tg/graph.hpp), one per sequence and
+  // kind, captured at the first such step (the warm-up's for sequence 0): on AMD the whole step is
+  // one submission with one wait; on the CPU a prepared list with no per-launch lookup. Only
+  // start_pos changes between steps; the tokens and their RoPE rows are copied into the same
+  // buffers first.
+  std::map<std::tuple<int, std::int64_t, head>, graph> step_graphs;  // by sequence, tokens, head
   graph_builder* capturing = nullptr;  // while capturing: where run() adds launches
   graph_var capture_pos;
 
@@ -255,8 +257,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   max_context_ = std::min(options.max_context, c.context_length);
   cache_type_ = resolve_cache_type(options.cache, weights_);
   using graph_use = transformer_options::graph_use;
-  decode_graphs_ = options.decode_graphs == graph_use::on ||
-                   (options.decode_graphs == graph_use::automatic && !dev.impl().reads_host_memory());
+  graphs_ = options.graphs == graph_use::on || (options.graphs == graph_use::automatic && !dev.impl().reads_host_memory());
   chunk_size_ = std::min(options.chunk_size, max_context_);
   s_ = std::make_unique<state>();
   state& s = *s_;
@@ -404,10 +405,11 @@ std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, st
   s.rope_cos.copy_in(s.cos_table.data() + first, std::size_t(T) * half * 4);
   s.rope_sin.copy_in(s.sin_table.data() + first, std::size_t(T) * half * 4);
   s.tokens.copy_in(tokens.data(), tokens.size() * 4);
-  if (T == 1 && which != head::none && decode_graphs_ && !s.profiling) {  // a decode step: its graph
-    if (s.decode_graphs.empty()) s.decode_graphs.resize(std::size_t(sequences()));
-    graph& step = s.decode_graphs[std::size_t(sequence)];
-    if (!step) step = capture_step(start_pos);
+  // A decode step or a full prefill chunk: its graph.
+  const bool graphed = graphs_ && !s.profiling && which != head::all && (T == 1 ? which == head::last : T == chunk_size_);
+  if (graphed) {
+    graph& step = s.step_graphs[{sequence, T, which}];
+    if (!step) step = capture_step(start_pos, which);
     step.replay({start_pos});
   } else {
     run_step(which);
@@ -498,13 +500,13 @@ void transformer::run_step(head which) {
   if (which != head::none) run_head();
 }
 
-graph transformer::capture_step(std::int64_t start_pos) {
+graph transformer::capture_step(std::int64_t start_pos, head which) {
   state& s = *s_;
   graph_builder builder(dev_);
   s.capture_pos = builder.var("start_pos", start_pos);
   s.capturing = &builder;
   try {
-    run_step(head::last);
+    run_step(which);
   } catch (...) {
     s.capturing = nullptr;
     throw;

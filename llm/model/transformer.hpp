@@ -38,11 +38,12 @@ struct transformer_options {
   std::int64_t chunk_size = 32;     // the most tokens one forward call takes
   int sequences = 1;                // KV caches: independent sequences (a server's slots)
   kv_cache_type cache = kv_cache_type::automatic;
-  // Whether a decode step replays a graph of its launches captured at the first one (one
-  // submission per token on a GPU) or launches kernel by kernel: automatic uses graphs on devices
-  // that do not read host memory (GPUs). On the CPU a graph saves only per-launch lookups, and it
-  // measured no faster there (tests/bench/llm_bench prints both), so automatic launches.
-  enum class graph_use { automatic, on, off } decode_graphs = graph_use::automatic;
+  // Whether a decode step and a full prefill chunk replay a graph of their launches, captured at
+  // the first such step of each sequence (one submission per step on a GPU), or launch kernel by
+  // kernel: automatic uses graphs on devices that do not read host memory (GPUs). On the CPU a
+  // graph saves only per-launch lookups, and it measured no faster there (tests/bench/llm_bench
+  // prints both), so automatic launches. Shorter chunks (a prompt's tail) always launch.
+  enum class graph_use { automatic, on, off } graphs = graph_use::automatic;
 };
 
 // Which positions of a chunk go through the output head.
@@ -79,7 +80,7 @@ class transformer {
   std::int64_t max_context() const { return max_context_; }
   std::int64_t chunk_size() const { return chunk_size_; }
   kv_cache_type cache_type() const { return cache_type_; }  // f32 or f16, never automatic
-  bool decode_graphs() const { return decode_graphs_; }      // whether decode steps replay a graph
+  bool graphs() const { return graphs_; }  // whether decode steps and full prefill chunks replay graphs
   // Chunks of a multiple of this many tokens take the prefill matmuls (linear_kernels.hpp).
   std::int64_t token_tile() const;
   // Weight bytes read per token, and KV-cache bytes read at a given context length.
@@ -98,7 +99,7 @@ class transformer {
  private:
   struct state;
   void run_step(head which);  // embedding, layers and (unless none) the head, for s_->vars
-  graph capture_step(std::int64_t start_pos);  // run_step(head::last) as a graph; start_pos its variable
+  graph capture_step(std::int64_t start_pos, head which);  // run_step(which) as a graph; start_pos its variable
   void run_layer(std::size_t index);
   void run_head();
 
@@ -107,7 +108,7 @@ class transformer {
   model_weights weights_;
   std::int64_t max_context_ = 0, chunk_size_ = 0;
   kv_cache_type cache_type_ = kv_cache_type::f32;
-  bool decode_graphs_ = true;
+  bool graphs_ = true;
   std::int64_t tokens_forwarded_ = 0;
   std::unique_ptr<state> s_;
 };

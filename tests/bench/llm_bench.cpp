@@ -78,12 +78,12 @@ struct result {
   std::uint64_t bytes_per_token;
 };
 
-// decode_graphs: each decode step launches kernel by kernel (the CPU's default) or replays its captured graph.
-result measure(const fs::path& path, tg::model::transformer_options::graph_use decode_graphs =
+// graphs: each decode step and full prefill chunk launches kernel by kernel (the CPU's default) or replays its captured graph.
+result measure(const fs::path& path, tg::model::transformer_options::graph_use graphs =
                                          tg::model::transformer_options::graph_use::automatic) {
   auto file = tg::gguf::file::open(path);
   tg::device dev("CPU");
-  tg::model::transformer model(dev, file, {.max_context = 512, .chunk_size = chunk, .decode_graphs = decode_graphs});
+  tg::model::transformer model(dev, file, {.max_context = 512, .chunk_size = chunk, .graphs = graphs});
   tg::model::warm_up(model);
   const auto vocab = std::int32_t(model.config().vocab);
   // The prompt of llm --benchmark: token 257, then 1000 + i.
@@ -148,11 +148,11 @@ int main(int argc, char** argv) {
                   static_cast<long long>(decode_tokens), r.decode_gbps, 100.0 * r.decode_gbps / bandwidth,
                   double(r.bytes_per_token) / 1e6);
     }
-    std::printf("decode replaying a captured graph per step (same run; the CPU's default launches kernel by kernel):\n");
+    std::printf("replaying a captured graph per decode step and full prefill chunk (same run; the CPU's default launches kernel by kernel):\n");
     for (std::size_t i = 0; i < graphed.size(); ++i)
-      std::printf("%-12s %-6s  decode %6.2f tok/s  ->  with graphs / without %.3f\n", models[i].preset,
-                  std::string(tg::synth::weight_format_name(models[i].format)).c_str(), graphed[i].decode_tps,
-                  graphed[i].decode_tps / results[i].decode_tps);
+      std::printf("%-12s %-6s  prefill %7.2f tok/s, decode %6.2f tok/s  ->  with graphs / without: prefill %.3f, decode %.3f\n",
+                  models[i].preset, std::string(tg::synth::weight_format_name(models[i].format)).c_str(), graphed[i].prefill_tps,
+                  graphed[i].decode_tps, graphed[i].prefill_tps / results[i].prefill_tps, graphed[i].decode_tps / results[i].decode_tps);
     if (llama.empty()) {
       std::printf("(set LLAMA_BENCH to a llama-bench binary to compare with llama.cpp in the same run)\n");
     } else {

@@ -1,8 +1,9 @@
-// decode_graph_test.cpp: decode steps replayed from their captured graph (transformer.cpp,
-// transformer_options::decode_graphs) give bit-identical logits to the same steps launched kernel
-// by kernel, on the CPU and on the emulated AMD GPU behind its USB bridge; after the capture a
-// step compiles nothing, and on AMD each step is one indirect buffer (one submission) running as
-// many dispatches as the launched step. (issues 14 and 15: one submission per token, the LLM on graphs.)
+// decode_graph_test.cpp: full prefill chunks and decode steps replayed from their captured graphs
+// (transformer.cpp, transformer_options::graphs) give bit-identical logits to the same steps
+// launched kernel by kernel, on the CPU and on the emulated AMD GPU behind its USB bridge; after
+// the capture a step compiles nothing, and on AMD each step and each full chunk is one indirect
+// buffer (one submission) running as many dispatches as the launched one. (issues 14 and 15: one
+// submission per token, the LLM on graphs for decode and prefill chunks.)
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -17,28 +18,57 @@
 
 namespace {
 
-const std::vector<std::int32_t> prompt = {1, 450, 4996, 17354, 1701, 432, 17204, 975};
+// Three chunks of 16: two without logits, then one with; the second and third replay the
+// graphs the first two captured. Then the tail of 8 launches directly.
+std::vector<std::int32_t> prompt_of(std::int64_t n) {
+  std::vector<std::int32_t> p = {1, 450, 4996, 17354, 1701, 432, 17204, 975};
+  while (std::int64_t(p.size()) < n) p.push_back(std::int32_t(300 + 37 * p.size() % 900));
+  return p;
+}
+constexpr std::int64_t chunk = 16;
 
 struct decode_run {
-  std::vector<std::vector<float>> steps;  // each decode step's logits
-  int compiled_after_first = 0;           // kernels compiled by the steps after the first
-  std::vector<std::uint64_t> submissions, dispatches;  // per step after the first, on AMD:EMU
+  std::vector<std::vector<float>> prefill;  // the logits of the prompt's last full chunk and of its tail
+  std::vector<std::vector<float>> steps;    // each decode step's logits
+  int compiled_after_first = 0;             // kernels compiled by the chunks and steps after the first of each kind
+  std::vector<std::uint64_t> submissions, dispatches;  // per decode step after the first, on AMD:EMU
+  std::vector<std::uint64_t> chunk_submissions, chunk_dispatches;  // per full chunk after the first, on AMD:EMU
 };
 
 decode_run decode(const std::string& device_name, const std::string& model, bool graphs, int steps) {
   auto file = tg::gguf::file::open(tg::test::fixture("models/" + model + ".gguf"));
   tg::device dev(device_name);
   auto* emu = dynamic_cast<tg::emu::emu_device*>(&dev.impl());
+  auto gpu_stats = [&] { return emu ? emu->emulated_gpu().stats() : tg::emu::gpu_stats{}; };
   using graph_use = tg::model::transformer_options::graph_use;
+  using tg::model::head;
   tg::model::transformer m(dev, file,
-                           {.max_context = 64, .chunk_size = 16, .decode_graphs = graphs ? graph_use::on : graph_use::off});
-  std::vector<float> logits = m.forward(prompt, 0);
+                           {.max_context = 96, .chunk_size = chunk, .graphs = graphs ? graph_use::on : graph_use::off});
   decode_run r;
-  std::int64_t pos = std::int64_t(prompt.size());
+  // Four full chunks (none, last, none, last: the first two capture, the last two replay), then a
+  // tail of 8 that launches directly.
+  const std::vector<std::int32_t> prompt = prompt_of(4 * chunk + 8);
+  const head heads[] = {head::none, head::last, head::none, head::last};
   int compiled = 0;
+  for (std::int64_t c = 0; c < 4; ++c) {
+    if (c == 2) compiled = dev.stats().compiled;
+    const auto before = gpu_stats();
+    auto logits = m.forward(std::span(prompt).subspan(std::size_t(c * chunk), chunk), c * chunk, heads[c]);
+    dev.synchronize();  // a chunk without logits is not waited for
+    if (c < 2) continue;
+    if (heads[c] == head::last) r.prefill.push_back(logits);
+    if (emu) {
+      r.chunk_submissions.push_back(gpu_stats().indirect_buffers - before.indirect_buffers);
+      r.chunk_dispatches.push_back(gpu_stats().dispatches - before.dispatches);
+    }
+  }
+  r.compiled_after_first = dev.stats().compiled - compiled;
+  std::vector<float> logits = m.forward(std::span(prompt).subspan(4 * chunk), 4 * chunk);
+  r.prefill.push_back(logits);
+  std::int64_t pos = std::int64_t(prompt.size());
   for (int s = 0; s < steps; ++s) {
     const auto next = std::int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    const auto before = emu ? emu->emulated_gpu().stats() : tg::emu::gpu_stats{};
+    const auto before = gpu_stats();
     logits = m.forward(std::span(&next, 1), pos++);
     r.steps.push_back(logits);
     if (s == 0) {
@@ -46,12 +76,12 @@ decode_run decode(const std::string& device_name, const std::string& model, bool
       continue;
     }
     if (emu) {
-      const auto after = emu->emulated_gpu().stats();
+      const auto after = gpu_stats();
       r.submissions.push_back(after.indirect_buffers - before.indirect_buffers);
       r.dispatches.push_back(after.dispatches - before.dispatches);
     }
   }
-  r.compiled_after_first = dev.stats().compiled - compiled;
+  r.compiled_after_first += dev.stats().compiled - compiled;
   return r;
 }
 
@@ -60,12 +90,16 @@ void check_same(const std::string& device_name, const std::string& model, int st
   CAPTURE(model);
   const decode_run graphs = decode(device_name, model, true, steps);
   const decode_run launched = decode(device_name, model, false, steps);
-  REQUIRE(graphs.steps.size() == launched.steps.size());
-  for (std::size_t s = 0; s < graphs.steps.size(); ++s) {
-    CAPTURE(s);
-    REQUIRE(graphs.steps[s].size() == launched.steps[s].size());
-    CHECK(std::memcmp(graphs.steps[s].data(), launched.steps[s].data(), graphs.steps[s].size() * 4) == 0);
-  }
+  auto same = [](const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+    REQUIRE(a.size() == b.size());
+    for (std::size_t s = 0; s < a.size(); ++s) {
+      CAPTURE(s);
+      REQUIRE(a[s].size() == b[s].size());
+      CHECK(std::memcmp(a[s].data(), b[s].data(), a[s].size() * 4) == 0);
+    }
+  };
+  same(graphs.prefill, launched.prefill);
+  same(graphs.steps, launched.steps);
   CHECK(graphs.compiled_after_first == 0);
   if (graphs.dispatches.empty()) return;
   for (std::size_t s = 0; s < graphs.dispatches.size(); ++s) {
@@ -74,17 +108,23 @@ void check_same(const std::string& device_name, const std::string& model, int st
     CHECK(graphs.dispatches[s] == launched.dispatches[s]);
     CHECK(graphs.dispatches[s] > 20);
   }
-  MESSAGE(model, " on ", device_name, ": ", graphs.dispatches[0], " dispatches per decode step, in ",
-          graphs.submissions[0], " submission with graphs");
+  for (std::size_t c = 0; c < graphs.chunk_dispatches.size(); ++c) {
+    CAPTURE(c);
+    CHECK(graphs.chunk_submissions[c] == 1);  // the chunk's one indirect buffer
+    CHECK(graphs.chunk_dispatches[c] == launched.chunk_dispatches[c]);
+  }
+  MESSAGE(model, " on ", device_name, ": ", graphs.dispatches[0], " dispatches per decode step and ",
+          graphs.chunk_dispatches[1], " per prefill chunk of ", chunk, ", each in ", graphs.submissions[0],
+          " submission with graphs");
 }
 
 }  // namespace
 
-TEST_CASE("decode graphs on the CPU: the same logits as launching kernel by kernel, nothing compiled after the capture") {
+TEST_CASE("decode and prefill-chunk graphs on the CPU: the same logits as launching kernel by kernel, nothing compiled after the capture") {
   check_same("CPU", "tiny-llama-f32", 5);
   check_same("CPU", "tiny-llama-q4_k_m", 5);
 }
 
-TEST_CASE("decode graphs on the emulated GPU behind the USB bridge: the same logits, one submission per token") {
+TEST_CASE("decode and prefill-chunk graphs on the emulated GPU behind the USB bridge: the same logits, one submission per token and per chunk") {
   check_same("AMD:EMU:gfx12:usb", "tiny-llama-f32", 3);
 }
