@@ -66,7 +66,7 @@ const allocation& am_backend::allocation_of(const void* device_ptr, std::size_t 
 // or not yet have written the new ones (copy_out). A failed queue reports its error here.
 void am_backend::wait_for_kernels() {
   queue::queue_compute& q = device_->compute();
-  q.wait(q.last_submitted(), queue_timeout_);
+  counted_wait([&] { q.wait(q.last_submitted(), queue_timeout_); });
 }
 
 void am_backend::copy_in(void* device_dst, const void* host_src, std::size_t size_bytes) {
@@ -81,7 +81,9 @@ void am_backend::copy_out(void* host_dst, const void* device_src, std::size_t si
   device_->copy_out(std::span(static_cast<std::byte*>(host_dst), size_bytes), a, va_of(device_src) - a.va.value);
 }
 
-void am_backend::synchronize() { device_->synchronize(queue_timeout_); }
+void am_backend::synchronize() {
+  counted_wait([&] { device_->synchronize(queue_timeout_); });
+}
 
 std::shared_ptr<am_program> am_backend::load_program(const code_object& co, std::string_view kernel,
                                                      std::span<const kernarg> args, am_launch_shape shape) {

@@ -70,6 +70,10 @@ struct am_dispatch_plan {
 class am_dispatchable : public program {
  public:
   virtual am_dispatch_plan plan_launch(std::size_t buffer_count, std::span<const std::int64_t> vars) = 0;
+  // Whether variable `index` can change what the kernel does: its kernarg is read or its grid
+  // depends on it. A kernel takes the variables up to the highest it reads, so a lower one may
+  // be passed and never read; a graph need not patch that one on replay.
+  virtual bool reads_variable(std::size_t index) const { return true; }
 };
 
 class am_backend : public backend {
@@ -93,6 +97,12 @@ class am_backend : public backend {
   std::unique_ptr<executable_graph> make_graph(const graph_capture& capture) override;
   // The VRAM heaps' free bytes less the page tables that mapping them could take (am_memory.hpp).
   std::optional<std::uint64_t> free_bytes() const override { return device_->free_bytes(); }
+  // The USB bridge's transfers (runtime/transport/usb/usb_device.hpp); nullopt on PCI.
+  std::optional<link_counts> link_traffic() const override {
+    const auto c = transport_->link_traffic();
+    if (!c) return std::nullopt;
+    return link_counts{c->transfers, c->bytes_out, c->bytes_in, waiting_transfers_};
+  }
 
   // Kernel `kernel` of `co` in VRAM. At launch the buffers fill the first arguments of `args`
   // (pointers) and the vars the rest.
@@ -108,6 +118,13 @@ class am_backend : public backend {
  private:
   friend class am_program;
   void wait_for_kernels();  // the host waits for every dispatch submitted so far
+  // Runs a host wait on the GPU and adds the link transfers it made (its polls) to waiting_transfers_.
+  template <class Wait>
+  void counted_wait(Wait&& wait) {
+    const auto before = transport_->link_traffic();
+    wait();
+    if (const auto after = transport_->link_traffic(); before && after) waiting_transfers_ += after->transfers - before->transfers;
+  }
 
   std::string name_;
   std::shared_ptr<void> keep_alive_;  // declared first: destroyed after the transport
@@ -117,6 +134,7 @@ class am_backend : public backend {
   std::map<std::uint64_t, allocation> allocations_;  // by VA
   std::vector<allocation> program_memory_;            // code and kernargs, freed with the device
   std::unique_ptr<kernel_compiler> compiler_;  // made on first use, for the device's processor
+  std::uint64_t waiting_transfers_ = 0;        // link_counts::waiting
 };
 
 // A loaded kernel: its image in VRAM and kernarg slots for launches in flight.

@@ -58,6 +58,11 @@ class compiled_program final : public am_dispatchable {
             {.workgroups = {std::uint32_t(groups), 1, 1}, .workgroup_size = {std::uint32_t(shape_.workgroup_size), 1, 1}}};
   }
 
+  bool reads_variable(std::size_t index) const override {
+    return std::any_of(nodes_.begin(), nodes_.end(),
+                       [&](const ast::node& n) { return n.o == ast::op::variable && std::size_t(n.arg) == index; });
+  }
+
  private:
   std::shared_ptr<am_program> loaded_;
   std::vector<ast::node> nodes_;

@@ -72,7 +72,7 @@ void am_program::launch(std::span<void* const> buffers, std::span<const std::int
   const std::size_t slot = next_slot_;
   std::vector<std::byte> args(slot_bytes_);
   write_kernargs(args, buffers, vars);
-  dev.compute().wait(slot_use_[slot], owner_.queue_timeout_);
+  owner_.counted_wait([&] { dev.compute().wait(slot_use_[slot], owner_.queue_timeout_); });
   dev.copy_in(kernargs_, slot * slot_bytes_, args);
 
   queue::cmd_buffer cb;

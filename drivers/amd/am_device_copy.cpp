@@ -33,6 +33,12 @@ constexpr std::uint64_t slot = 16 << 10;             // a 0xF2 write starts on a
 constexpr std::uint64_t window = 256 << 10;          // one copy-in window (tinygrad/runtime/support/usb.py)
 constexpr std::uint64_t payload_max = window - 4;    // the last dword is the sentinel
 constexpr std::uint64_t group_chunks = 256;          // chunks per SDMA submission: 24 KiB of ring
+// Copies up to this size go straight through BAR0 where the CPU cannot map it (the USB bridge:
+// one 0xF0 stream write, two transfers) instead of the window and SDMA (about 20 transfers with the
+// SDMA job and its polls). At the bridge's modelled rates (drivers/emu/usb/bridge_config.hpp:
+// 3.6 MB/s streamed, 20 us a request) the two cost the same near 1.4 KiB. A decode step's token
+// and RoPE rows are a few hundred bytes.
+constexpr std::uint64_t small_copy_bytes = 1024;
 std::uint32_t sentinel(std::uint64_t sequence) { return 0x51000000u | std::uint32_t(sequence & 0xFFFFFF); }
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 }  // namespace
@@ -97,6 +103,12 @@ void am_device::copy_in(const allocation& dst, std::uint64_t offset, std::span<c
   if (mem_->bar0_mapped() && at + src.size() <= mem_->bar0_bytes()) {
     std::memcpy(mem_->bar0_mapping() + at, src.data(), src.size());
     ctx_.io.flush_hdp();  // the CPU's writes reach VRAM before an engine reads them (amdgpu_device.c: amdgpu_device_flush_hdp)
+    return;
+  }
+  if (staging_ && src.size() <= small_copy_bytes && at % 4 == 0 && src.size() % 4 == 0 &&
+      at + src.size() <= mem_->bar0_bytes()) {
+    ctx_.write_vram(memory::gpu_pa{at}, src);  // bounded streaming writes through the bridge
+    ctx_.io.flush_hdp();
     return;
   }
   if (staging_ && fence_va_.value != 0) return copy_in_pipelined(dst.va + offset, src);

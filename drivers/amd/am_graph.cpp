@@ -7,8 +7,11 @@
 // at. A replay writes the replay's parameters into the next frame: the kernarg words of variable
 // and buffer parameters and, for launches whose variables are parameters, the grid in
 // DISPATCH_DIRECT (a grid of no workgroups turns the packet into a NOP of the same length). Only
-// words that changed are written, in runs (over USB each run is a bridge write). Then the frame's
-// IB is submitted. Nothing is allocated or mapped on replay.
+// words that changed are written, in runs. Over USB each run is a bridge write (two transfers), so
+// when a replay's changes fall in more than a few runs (a decode step's position sits in a third
+// of the launches' kernargs: 34 runs for 2 layers, over 500 for 32) the span holding them goes as
+// one copy instead, through the SRAM window and SDMA (about 20 transfers, ~300 MB/s). Then the
+// frame's IB is submitted. Nothing is allocated or mapped on replay.
 //
 // Reuse protocol (runtime/queue/indirect_buffer.hpp): a frame is patched only once the GPU is done
 // with its previous submission (wait_idle, then indirect_buffer::patch_words refuses otherwise).
@@ -44,6 +47,7 @@ namespace pm4 = queue::pm4;
 constexpr std::size_t frame_count = 2;      // the host patches one frame while the GPU reads the other
 constexpr std::uint64_t block_align = 256;  // kernarg blocks as am_program's slots are aligned
 constexpr std::size_t run_gap_dwords = 16;  // changed words this close are written as one run
+constexpr std::size_t max_bridge_runs = 8;  // behind the USB bridge, more runs than this go as one copy
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 
@@ -99,6 +103,8 @@ class am_graph final : public executable_graph {
   std::array<frame, frame_count> frames_;
   std::size_t next_ = 0;
   std::vector<std::size_t> dirty_;  // reserved for every dword of a frame: push_back never allocates
+  std::vector<std::pair<std::size_t, std::size_t>> runs_;  // flush's [first, end) runs; reserved likewise
+  bool bridge_ = false;  // behind the USB bridge: each write to the frame is a round trip
 };
 
 queue::cmd_buffer am_graph::emit_commands(memory::gpu_va frame_va, std::span<const am_dispatch_plan> plans) {
@@ -156,7 +162,7 @@ am_graph::am_graph(am_backend& owner, const graph_capture& c) : owner_(owner), d
       sites_.push_back({std::size_t((block_byte_[i] + layout.offsets[arg]) / 4), size / 4, i, slot, is_buffer});
     };
     for (const graph_binding& b : c.var_bindings)
-      if (b.launch == i && b.slot < p.vars) site(p.buffers + b.slot, b.slot, false);
+      if (b.launch == i && b.slot < p.vars && programs_[i]->reads_variable(b.slot)) site(p.buffers + b.slot, b.slot, false);
     for (const graph_binding& b : c.buffer_bindings)
       if (b.launch == i && b.slot < p.buffers) site(b.slot, b.slot, true);
   }
@@ -178,6 +184,8 @@ am_graph::am_graph(am_backend& owner, const graph_capture& c) : owner_(owner), d
     throw;
   }
   dirty_.reserve(frame_bytes / 4);
+  runs_.reserve(frame_bytes / 4);
+  bridge_ = dev_.info().kind == transport::transport_kind::usb;
   if (debug_level() >= 1)
     log(log_level::debug, str(owner.name(), ": graph of ", plans.size(), " dispatches: an IB of ", command_dwords_,
                               " dwords, ", frame_bytes, " bytes a frame, ", frame_count, " frames, ", sites_.size(),
@@ -222,14 +230,25 @@ void am_graph::write_grid(frame& f, std::size_t launch) {
 
 void am_graph::flush(frame& f) {
   std::sort(dirty_.begin(), dirty_.end());
-  std::size_t i = 0;
-  while (i < dirty_.size()) {
+  runs_.clear();
+  for (std::size_t i = 0; i < dirty_.size();) {
     const std::size_t first = dirty_[i];
     std::size_t end = first + 1;
     for (++i; i < dirty_.size() && dirty_[i] <= end + run_gap_dwords; ++i) end = std::max(end, dirty_[i] + 1);
-    f.ib->patch_words(first, std::span(f.image).subspan(first, end - first));
+    runs_.emplace_back(first, end);
   }
   dirty_.clear();
+  if (bridge_ && runs_.size() > max_bridge_runs) {
+    // One copy of [first run, last run): the words between them are the image's too.
+    const std::size_t first = runs_.front().first, end = runs_.back().second;
+    if (!f.ib->is_idle()) TG_UNREACHABLE("am_graph: a frame is patched while the GPU may read it");
+    const std::span<const std::byte> bytes = std::as_bytes(std::span(f.image).subspan(first, end - first));
+    const queue::queue_memory view = dev_.host_memory(memory_).slice(f.offset + 4 * first, bytes.size());
+    std::copy(bytes.begin(), bytes.end(), view.host_view.begin());  // the host's view of the frame, as a patch leaves it
+    dev_.copy_in(memory_, f.offset + 4 * first, bytes);
+    return;
+  }
+  for (const auto& [first, end] : runs_) f.ib->patch_words(first, std::span(f.image).subspan(first, end - first));
 }
 
 void am_graph::replay(std::span<const std::int64_t> vars, std::span<void* const> buffers) {

@@ -13,8 +13,9 @@ timeline::timeline(gpu_signal signal, std::uint64_t wrap_at) : signal_(std::move
 }
 
 void timeline::wait(submission s, std::chrono::milliseconds timeout, const wait_hook& hook) const {
-  if (s.epoch != epoch_) return;
+  if (s.epoch != epoch_ || s.value <= reached_) return;
   signal_.wait(s.value, timeout, hook);
+  reached_ = std::max(reached_, s.value);
 }
 
 bool timeline::wrap_if_due() {
@@ -22,6 +23,7 @@ bool timeline::wrap_if_due() {
   if (!is_complete(last())) TG_UNREACHABLE("timeline wrapped while work was in flight");
   signal_.set(0);
   next_ = 1;
+  reached_ = 0;
   ++epoch_;
   return true;
 }

@@ -12,6 +12,7 @@
 // instead, HCQCompiled._wrap_timeline_signal, because other queues may still wait on the old
 // values; here no other queue may hold a GPU-side wait on this timeline across a wrap.)
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -43,7 +44,13 @@ class timeline {
   // The most recent value handed out ({0, epoch} before any: already complete).
   submission last() const { return {next_ - 1, epoch_}; }
 
-  bool is_complete(submission s) const { return s.epoch != epoch_ || signal_.value() >= s.value; }
+  // Reads the signal only when no earlier read already showed s done: within an epoch the value
+  // only grows, and over the USB bridge each read is a round trip.
+  bool is_complete(submission s) const {
+    if (s.epoch != epoch_ || s.value <= reached_) return true;
+    reached_ = std::max(reached_, signal_.value());
+    return reached_ >= s.value;
+  }
   // Throws device_error from gpu_signal::wait.
   void wait(submission s, std::chrono::milliseconds timeout, const wait_hook& hook = {}) const;
 
@@ -57,6 +64,7 @@ class timeline {
   std::uint64_t wrap_at_;
   std::uint64_t next_ = 1;
   std::uint64_t epoch_ = 0;
+  mutable std::uint64_t reached_ = 0;  // the highest value the signal was seen at in this epoch
 };
 
 }  // namespace tg::queue

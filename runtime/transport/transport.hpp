@@ -19,6 +19,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -101,6 +102,13 @@ struct transport_limits {
   bool cpu_mapped_vram = false;        // bar(0).mapping() is usable
 };
 
+// Transfers a transport made on a link it pays per transfer for (the USB bridge: each control or
+// bulk transfer is a round trip of tens of microseconds), since it was opened.
+struct link_counters {
+  std::uint64_t transfers = 0;  // control and bulk transfers, either way
+  std::uint64_t bytes_out = 0, bytes_in = 0;
+};
+
 class device_transport {
  public:
   virtual ~device_transport() = default;
@@ -129,6 +137,10 @@ class device_transport {
   // Resets the GPU function (PCI) or the bridge and its link (USB), then restores what the
   // transport set up (BAR assignment, bus mastering). The driver boots again afterwards.
   virtual void reset() = 0;
+
+  // What went over the link so far; nullopt where nothing is counted (PCI: MMIO and DMA cost no
+  // transfer each).
+  virtual std::optional<link_counters> link_traffic() const { return std::nullopt; }
 };
 
 // One GPU a transport can open, as discovery lists it.

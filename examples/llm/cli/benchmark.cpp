@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -70,7 +71,10 @@ void run_benchmark(const llm::model& m, int count, std::ostream& out) {
   std::vector<float> logits = s.prefill(text);
   double decode_total = 0;
   int decoded = 0;
+  const backend& impl = m.device().impl();
+  std::optional<link_counts> link_before;  // at the first decode step
   for (int i = 0; i < count && s.position() < model.max_context(); ++i) {
+    if (i == 1) link_before = impl.link_traffic();
     auto start = clock::now();
     if (i > 0) logits = s.decode(text.back());
     text.push_back(argmax(logits));
@@ -85,6 +89,7 @@ void run_benchmark(const llm::model& m, int count, std::ostream& out) {
                   bytes / sec / 1e9, int(bytes / 1e6), int(device_mb));
     out << line << escaped(m.detokenize(text, true)) << "\n" << std::flush;
   }
+  const std::optional<link_counts> link_after = impl.link_traffic();
   if (model.profiling()) {  // each phase's kernels on their own: decode and prefill have different kernels and costs
     log_profile("decode", model);
     model.set_profiling(true);
@@ -95,9 +100,11 @@ void run_benchmark(const llm::model& m, int count, std::ostream& out) {
   for (std::int64_t i = 0; i < n; ++i)
     prompt.push_back(std::int32_t(i == 0 ? 257 : 1000 + (i - 1) % 1000) % std::int32_t(model.config().vocab));
   s.reset();
+  const std::optional<link_counts> prefill_before = impl.link_traffic();
   auto start = clock::now();
   s.prefill(prompt);
   double prefill = seconds(start, clock::now());
+  const std::optional<link_counts> prefill_after = impl.link_traffic();
   if (model.profiling()) {
     log_profile("prefill", model);
     model.set_profiling(true);
@@ -107,6 +114,20 @@ void run_benchmark(const llm::model& m, int count, std::ostream& out) {
                 double(n) / prefill, static_cast<long long>(n), static_cast<long long>(model.chunk_size()),
                 decoded > 0 ? decoded / decode_total : 0.0, decoded);
   out << summary;
+  // Behind the USB bridge every transfer is a round trip: how many a token took (issue 14: one
+  // submission per token is what keeps this small).
+  if (link_before && link_after && prefill_before && prefill_after && decoded > 0) {
+    const double per_token = double(link_after->transfers - link_before->transfers) / decoded;
+    const double kib = double(link_after->bytes_out - link_before->bytes_out + link_after->bytes_in - link_before->bytes_in) /
+                       1024.0 / decoded;
+    const double polls = double(link_after->waiting - link_before->waiting) / decoded;
+    std::snprintf(summary, sizeof summary,
+                  "bridge: %.1f USB transfers (%.1f KiB) per decode token%s, %.1f of them polls while the GPU worked; "
+                  "%.1f per prefill token\n",
+                  per_token, kib, model.graphs() && !model.profiling() ? " replaying its graph" : " launching kernel by kernel",
+                  polls, double(prefill_after->transfers - prefill_before->transfers) / double(n));
+    out << summary;
+  }
 }
 
 }  // namespace tg::cli

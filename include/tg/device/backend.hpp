@@ -70,6 +70,17 @@ class executable_graph {
   virtual void replay(std::span<const std::int64_t> vars, std::span<void* const> buffers) = 0;
 };
 
+// Transfers over a link that costs a round trip per transfer (the USB bridge an AMD GPU sits
+// behind: each control or bulk transfer takes tens of microseconds however small), counted
+// since the device opened.
+struct link_counts {
+  std::uint64_t transfers = 0;
+  std::uint64_t bytes_out = 0, bytes_in = 0;
+  // Of the transfers, the reads made while the host waited for the GPU (polling a signal): how
+  // many depends on how long the GPU took, not on the work submitted.
+  std::uint64_t waiting = 0;
+};
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -94,6 +105,9 @@ class backend {
   // taken off; nullopt where the backend cannot say (the CPU: host memory). For planning
   // before a large load (llm/model/memory_plan.hpp); fragmentation may leave less in one piece.
   virtual std::optional<std::uint64_t> free_bytes() const { return std::nullopt; }
+  // What went over such a link so far; nullopt where the device is reached without one (the CPU,
+  // a GPU on PCI).
+  virtual std::optional<link_counts> link_traffic() const { return std::nullopt; }
 };
 
 // How to open a device, apart from its name. Zero and empty mean the default.

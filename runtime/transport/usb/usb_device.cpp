@@ -99,6 +99,7 @@ void usb_device::control_out(std::uint8_t request, std::uint16_t value, std::uin
                              std::span<const std::byte> data, std::chrono::milliseconds timeout) {
   // usb_handle takes a mutable span for both directions; an OUT transfer only reads it.
   std::vector<std::byte> copy(data.begin(), data.end());
+  count(data.size(), true);
   transfer_result r = handle_->control(request_type_vendor_out, request, value, index, copy, timeout);
   if (r.status != usb_status::ok)
     throw device_error(str(control_what(name_, request_type_vendor_out, request, value, index, data.size()), " ",
@@ -107,6 +108,7 @@ void usb_device::control_out(std::uint8_t request, std::uint16_t value, std::uin
 
 void usb_device::control_in(std::uint8_t request, std::uint16_t value, std::uint16_t index,
                             std::span<std::byte> data, std::chrono::milliseconds timeout, std::uint8_t request_type) {
+  count(data.size(), false);
   transfer_result r = handle_->control(request_type, request, value, index, data, timeout);
   std::string what = control_what(name_, request_type, request, value, index, data.size());
   if (r.status != usb_status::ok) throw device_error(str(what, " ", outcome(r.status, timeout)));
@@ -115,6 +117,7 @@ void usb_device::control_in(std::uint8_t request, std::uint16_t value, std::uint
 
 void usb_device::bulk_out(std::span<const std::byte> data, std::chrono::milliseconds timeout) {
   std::span<std::byte> bytes(const_cast<std::byte*>(data.data()), data.size());  // OUT: only read
+  count(data.size(), true);
   transfer_result r = handle_->bulk(endpoint_bulk_out, bytes, timeout);
   std::string what = bulk_what(name_, endpoint_bulk_out, data.size());
   if (r.status != usb_status::ok)
@@ -123,6 +126,7 @@ void usb_device::bulk_out(std::span<const std::byte> data, std::chrono::millisec
 }
 
 void usb_device::bulk_in(std::span<std::byte> data, std::chrono::milliseconds timeout) {
+  count(data.size(), false);
   transfer_result r = handle_->bulk(endpoint_bulk_in, data, timeout);
   std::string what = bulk_what(name_, endpoint_bulk_in, data.size());
   if (r.status != usb_status::ok) throw device_error(str(what, " ", outcome(r.status, timeout)));

@@ -70,7 +70,15 @@ class usb_device {
   // A USB port reset; device_error naming the status when it fails.
   void reset();
 
+  // Every control and bulk transfer made through this object, failed ones included.
+  const transport::link_counters& traffic() const { return traffic_; }
+
  private:
+  void count(std::size_t bytes, bool out) {
+    ++traffic_.transfers;
+    (out ? traffic_.bytes_out : traffic_.bytes_in) += bytes;
+  }
+  transport::link_counters traffic_;
   std::unique_ptr<usb_handle> handle_;
   usb_device_info info_;
   std::string name_;

@@ -60,6 +60,7 @@ class usb_transport final : public device_transport {
 
   // USB port reset, PCIe link bring-up and enumeration again; DMA allocations start over.
   void reset() override;
+  std::optional<link_counters> link_traffic() const override { return dev_->traffic(); }
 
   usb_device& device() { return *dev_; }
 

@@ -301,7 +301,7 @@ TEST_CASE("USB copy-in sends each chunk as one contiguous image and the GPU neve
   amd::allocation a = dev.allocate(2 << 20);
   std::vector<std::byte> in(3 * ((256 << 10) - 4) + 1000);
   for (std::size_t i = 0; i < in.size(); ++i) in[i] = std::byte(i * 13 + 5);
-  dev.copy_in(a, 0, std::span(in).first(100));  // the first copy after boot also zeroes the sentinel slots
+  dev.copy_in(a, 0, std::span(in).first(4096));  // the first pipelined copy after boot also zeroes the sentinel slots
   const emu::usb::bridge_stats before = m.bridge()->stats();
   dev.copy_in(a, 0, in);  // four chunks: three full, one short
   const emu::usb::bridge_stats after = m.bridge()->stats();
@@ -311,4 +311,32 @@ TEST_CASE("USB copy-in sends each chunk as one contiguous image and the GPU neve
   std::vector<std::byte> out(in.size());
   dev.copy_out(out, a, 0);
   CHECK(out == in);
+}
+
+// A copy of a few hundred bytes (a decode step's token and RoPE rows) is one streamed BAR0 write
+// and an HDP flush: no SRAM window, no SDMA job, a handful of bridge requests.
+TEST_CASE("a small USB copy-in goes through BAR0, not the SRAM window") {
+  emu::emulated_machine m({.gen = emu::gfx_gen::gfx12, .vram_bytes = 512ull << 20, .bus = emu::emulated_bus::usb});
+  std::unique_ptr<transport::device_transport> t = transport::open_transport("AMD", m.buses());
+  amd::am_device dev(*t, options_for(m));
+  amd::allocation a = dev.allocate(1 << 20);
+  std::vector<std::byte> in(256);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = std::byte(i * 7 + 3);
+  const emu::usb::bridge_stats before = m.bridge()->stats();
+  const auto link_before = t->link_traffic();
+  dev.copy_in(a, 4096, in);
+  const emu::usb::bridge_stats after = m.bridge()->stats();
+  CHECK(after.sram_write_arms == before.sram_write_arms);
+  REQUIRE(link_before);
+  CHECK(t->link_traffic()->transfers - link_before->transfers <= 6);  // the stream write and the HDP flush's
+  std::vector<std::byte> out(in.size());
+  dev.copy_out(out, a, 4096);
+  CHECK(out == in);
+  // Unaligned sizes keep the window path.
+  std::vector<std::byte> odd(in.begin(), in.begin() + 101);
+  dev.copy_in(a, 8192, odd);
+  CHECK(m.bridge()->stats().sram_write_arms > after.sram_write_arms);
+  std::vector<std::byte> odd_out(odd.size());
+  dev.copy_out(odd_out, a, 8192);
+  CHECK(odd_out == odd);
 }

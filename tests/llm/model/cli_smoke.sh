@@ -1,6 +1,7 @@
 #!/bin/sh
 # cli_smoke.sh: the llm command on the tiny-llama fixture: tokenize, greedy text from token
-# ids, dump-logits size, a benchmark run, --cache-type, and error messages. Skips (77) without fixtures.
+# ids, dump-logits size, a benchmark run (on the CPU and behind the emulated USB bridge), --cache-type,
+# and error messages. Skips (77) without fixtures.
 llm="$1"
 m="$TG_FIXTURES/models/tiny-llama-f32.gguf"
 [ -f "$m" ] || exit 77
@@ -21,6 +22,15 @@ lines=$(echo "$bench" | grep -c "tok/s")
 # The first prompt after warm-up (13 tokens: a chunk of 8, a tile of 4, one) compiles nothing.
 echo "$bench" | grep -q "^first prompt after warm-up: 13 tokens, time to first token [0-9.]* s, 0 kernels compiled for it$" ||
   fail "benchmark's first-prompt line: $(echo "$bench" | head -1)"
+echo "$bench" | grep -q "^bridge:" && fail "a CPU benchmark reported bridge transfers"
+# Behind the emulated USB bridge: warm-up compiled and captured everything (prefill chunks and
+# decode replay graphs), and the benchmark counts the bridge's transfers per token.
+bench=$("$llm" -m "$m" --device AMD:EMU:gfx12:usb --benchmark 2 --max-context 24 --chunk-size 8 2>/dev/null) ||
+  fail "benchmark on AMD:EMU:gfx12:usb exited $?"
+echo "$bench" | grep -q "^first prompt after warm-up: 13 tokens, time to first token [0-9.]* s, 0 kernels compiled for it$" ||
+  fail "AMD:EMU benchmark's first-prompt line: $(echo "$bench" | head -1)"
+echo "$bench" | grep -q "^bridge: [0-9.]* USB transfers ([0-9.]* KiB) per decode token replaying its graph, [0-9.]* of them polls" ||
+  fail "AMD:EMU benchmark's bridge line: $(echo "$bench" | tail -1)"
 text=$("$llm" -m "$m" --tokens 1,450,4996 -n 4 --max-context 64 --cache-type f16 2>/dev/null) || fail "--cache-type f16 exited $?"
 [ -n "$text" ] || fail "--cache-type f16 printed nothing"
 err=$("$llm" -m "$m" --tokens 1,450 -n 1 --cache-type f8 2>&1) && fail "--cache-type f8 was accepted"

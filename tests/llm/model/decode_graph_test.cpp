@@ -32,6 +32,7 @@ struct decode_run {
   std::vector<std::vector<float>> steps;    // each decode step's logits
   int compiled_after_first = 0;             // kernels compiled by the chunks and steps after the first of each kind
   std::vector<std::uint64_t> submissions, dispatches;  // per decode step after the first, on AMD:EMU
+  std::vector<std::uint64_t> link_transfers;  // the same, behind the USB bridge: transfers other than wait polls
   std::vector<std::uint64_t> chunk_submissions, chunk_dispatches;  // per full chunk after the first, on AMD:EMU
 };
 
@@ -69,7 +70,10 @@ decode_run decode(const std::string& device_name, const std::string& model, bool
   for (int s = 0; s < steps; ++s) {
     const auto next = std::int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
     const auto before = gpu_stats();
+    const auto link_before = dev.impl().link_traffic();
     logits = m.forward(std::span(&next, 1), pos++);
+    if (const auto link_after = dev.impl().link_traffic(); link_before && link_after && s > 0)
+      r.link_transfers.push_back((link_after->transfers - link_after->waiting) - (link_before->transfers - link_before->waiting));
     r.steps.push_back(logits);
     if (s == 0) {
       compiled = dev.stats().compiled;
@@ -113,6 +117,15 @@ void check_same(const std::string& device_name, const std::string& model, int st
     CHECK(graphs.chunk_submissions[c] == 1);  // the chunk's one indirect buffer
     CHECK(graphs.chunk_dispatches[c] == launched.chunk_dispatches[c]);
   }
+  for (std::size_t s = 0; s < graphs.link_transfers.size(); ++s) {
+    CAPTURE(s);
+    // Behind the bridge a replayed step writes its changed kernarg words and submits one IB where
+    // launching writes every kernel's kernargs and rings the doorbell per dispatch.
+    CHECK(graphs.link_transfers[s] * 4 < launched.link_transfers[s]);
+  }
+  if (!graphs.link_transfers.empty())
+    MESSAGE(model, " on ", device_name, ": ", graphs.link_transfers[0], " bridge transfers per decode step besides wait polls with graphs, ",
+            launched.link_transfers[0], " launching kernel by kernel");
   MESSAGE(model, " on ", device_name, ": ", graphs.dispatches[0], " dispatches per decode step and ",
           graphs.chunk_dispatches[1], " per prefill chunk of ", chunk, ", each in ", graphs.submissions[0],
           " submission with graphs");

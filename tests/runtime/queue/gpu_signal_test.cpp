@@ -109,3 +109,39 @@ TEST_CASE("a timeline hands out 1, 2, 3 and wraps only when due") {
   CHECK(t.is_complete({3, 0}));  // older epochs finished before the wrap
   CHECK_FALSE(t.is_complete({1, 1}));
 }
+
+// Over the USB bridge every read of the signal is a round trip: once a read showed a value, the
+// submissions up to it are complete without reading again (the value only grows in an epoch).
+TEST_CASE("a timeline reads its signal only for submissions no earlier read showed complete") {
+  signal_rig r;
+  timeline t(r.s);
+  const submission one = t.commit(), two = t.commit(), three = t.commit();
+  store64(r.mem, 0, 2);
+  CHECK(t.is_complete(two));
+  CHECK_FALSE(t.is_complete(three));
+  // A value below what was read (never written by a GPU within an epoch) shows which checks read:
+  // one and two come from what was seen, three reads the signal again.
+  store64(r.mem, 0, 0);
+  CHECK(t.is_complete(one));
+  CHECK(t.is_complete(two));
+  CHECK_FALSE(t.is_complete(three));
+  t.wait(two, 10ms);  // returns at once: 2 was seen
+  store64(r.mem, 0, 3);
+  t.wait(three, 1000ms);
+  CHECK(t.is_complete(three));
+}
+
+TEST_CASE("after a wrap a timeline reads the signal again") {
+  signal_rig r;
+  timeline t(r.s, 2);
+  t.commit();
+  t.commit();
+  t.commit();
+  store64(r.mem, 0, 3);
+  CHECK(t.is_complete(t.last()));
+  REQUIRE(t.wrap_if_due());
+  const submission first = t.commit();
+  CHECK_FALSE(t.is_complete(first));  // the signal was reset to 0; 3 from the old epoch does not count
+  store64(r.mem, 0, 1);
+  CHECK(t.is_complete(first));
+}
