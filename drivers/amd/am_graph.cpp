@@ -176,7 +176,12 @@ am_graph::am_graph(am_backend& owner, const graph_capture& c) : owner_(owner), d
         std::as_writable_bytes(std::span(image)).subspan(block_byte_[i], plans[i].kernel->kernarg_block_bytes());
     plans[i].kernel->write_kernargs(block, args_.buffers(i).first(plans[i].buffers), args_.vars(i).first(plans[i].vars));
   }
-  memory_ = dev_.allocate(frame_bytes * frame_count, true);
+  try {
+    memory_ = dev_.allocate(frame_bytes * frame_count, true);
+  } catch (const device_error& e) {
+    throw device_error(str(owner.name(), ": graph of ", plans.size(), " dispatches: its ", frame_count, " command frames (",
+                           frame_bytes * frame_count, " bytes, CPU-visible) do not fit: ", e.what()));
+  }
   try {
     fill_frames(image, plans, frame_bytes);
   } catch (...) {

@@ -117,7 +117,8 @@ void add_activations(layout& l, const model_config& c, std::int64_t T, std::int6
 }
 
 // What the compiled kernels take (am_backend_program.cpp: one code object image and 16 kernarg
-// slots each; am_graph.cpp: two command frames per decode graph; am_scratch.hpp: the scratch
+// slots each; am_graph.cpp: two command frames per graph, and a sequence has up to three graphs
+// (a decode step, a full prefill chunk with logits and one without); am_scratch.hpp: the scratch
 // area, 4 KiB until a kernel spills). The model compiles about 40 distinct kernels plus a few per
 // weight type and shape; each is budgeted 16 KiB of code and 8 KiB of kernargs (the synthetic
 // llama of tests/llm/model/vram_pressure_test.cpp measured about 4 + 4 KiB a kernel on gfx12),
@@ -135,7 +136,8 @@ void add_kernels(layout& l, const gguf::file& f, const model_config& c, int sequ
     l.add(kernels_part, 8 << 10);
   }
   const std::uint64_t launches = std::uint64_t(30 * c.n_layer + 16);
-  for (int s = 0; s < sequences; ++s) l.add(kernels_part, 2 * launches * (32 + 256));
+  for (int s = 0; s < sequences; ++s)
+    for (int g = 0; g < 3; ++g) l.add(kernels_part, 2 * launches * (32 + 256));
 }
 
 kv_cache_type resolved_cache(const gguf::file& f, kv_cache_type requested) {

@@ -14,7 +14,7 @@
 //   kv_cache     K and V of every layer for max_context positions, for every sequence;
 //   activations  the chunk-sized buffers of transformer::state and the attention scores;
 //   kernels      code and kernarg slots of each compiled kernel (am_backend_program.cpp), the
-//                decode graphs' command frames (am_graph.cpp), and the scratch area (am_scratch.hpp),
+//                graphs' command frames (decode steps and prefill chunks, am_graph.cpp), and the scratch area (am_scratch.hpp),
 //                by an estimate with room to spare (kernels are compiled after loading).
 // On a device that cannot say what is free (the CPU) the plan is computed and nothing is checked.
 #pragma once

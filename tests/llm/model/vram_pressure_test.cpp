@@ -6,7 +6,9 @@
 // and behind the USB bridge (gfx12; gfx11 behind the bridge), with logits bit-identical to a roomy card's, and no allocation
 // during the replayed steps. With less room the transformer fails before allocating anything,
 // with the numbers and the largest --max-context that fits, the device stays usable, and that
-// context does load.
+// context does load. And when a card is filled after loading so that a graph's capture finds no
+// memory to map, the capture fails naming the graph's frames, the device stays usable, and with
+// room again the same model continues with a roomy card's logits.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -205,4 +207,58 @@ TEST_CASE("the memory plan on the CPU checks nothing") {
   CHECK_FALSE(plan.free);
   CHECK(plan.fits());
   CHECK(plan.need.kv_cache >= 2 * 2 * 256 * 128 * 4);  // 2 layers, K and V, 256 positions, 2 x 64 wide, f32
+}
+
+// Issue 15's second half of the regression: a capture that finds no room (the card filled after
+// loading, so even the graph's frames and their page tables do not fit) fails with an
+// out-of-memory error naming the graph, nothing runs half-way, and once room is back the same
+// model goes on from where it was, with the logits of a roomy card.
+TEST_CASE("a graph capture without room fails naming the graph; with room again the model continues") {
+  std::vector<std::int32_t> prompt;
+  for (int i = 0; i < 16; ++i) prompt.push_back(std::int32_t((i * 37 + 3) % 256));
+  tg::device roomy("AMD:EMU:gfx12:usb");
+  model::transformer want(roomy, tiny_model(), options);
+  const std::vector<float> want_first = want.forward(std::span(prompt).first(8), 0);
+  const std::vector<float> want_second = want.forward(std::span(prompt).subspan(8), 8);
+
+  tg::device dev("AMD:EMU:gfx12:usb:vram=256M");
+  model::transformer m(dev, tiny_model(), options);
+  REQUIRE(m.graphs());
+  m.forward(std::span(prompt).first(8), 0, model::head::all);  // compiles the chunk's kernels; all positions: no graph
+  // Every byte the heaps have, down to single pages: the capture must map memory and finds none.
+  std::vector<tg::buffer> filler = fill_to(dev, 0);
+  for (bool room = true; room;) {
+    try {
+      filler.push_back(dev.allocate(4096));
+    } catch (const tg::device_error&) {
+      room = false;
+    }
+  }
+  const std::uint64_t allocations = am(dev).allocations_made();
+  std::string message;
+  try {
+    m.forward(std::span(prompt).first(8), 0);  // a full chunk: its graph is captured first
+  } catch (const tg::device_error& e) {
+    message = e.what();
+  }
+  MESSAGE(message);
+  CHECK(message.find("graph of ") != std::string::npos);
+  CHECK(message.find(" command frames (") != std::string::npos);
+  CHECK(message.find("out of VRAM") != std::string::npos);
+  CHECK(am(dev).allocations_made() == allocations);  // nothing allocated and left behind
+  // The device still runs work that fits: a plan (its code, kernargs and buffers) once 128 KiB of
+  // the last pages are given back.
+  REQUIRE(filler.size() > 32);
+  filler.resize(filler.size() - 32);
+  static constexpr auto a = tg::input<float>("a", tg::dims<64>);
+  static constexpr auto b = tg::input<float>("b", tg::dims<64>);
+  static constexpr auto sum_plan = tg::lower(a + b);
+  std::vector<float> av(64, 1.5f), bv(64, 2.0f);
+  CHECK(dev.run(sum_plan, {{"a", av}, {"b", bv}}).to_vector<float>() == std::vector<float>(64, 3.5f));
+  // With room again, the same chunk captures and runs; the next one replays: a roomy card's logits.
+  filler.clear();
+  const std::vector<float> first = m.forward(std::span(prompt).first(8), 0);
+  const std::vector<float> second = m.forward(std::span(prompt).subspan(8), 8);
+  CHECK(std::memcmp(first.data(), want_first.data(), first.size() * 4) == 0);
+  CHECK(std::memcmp(second.data(), want_second.data(), second.size() * 4) == 0);
 }
