@@ -45,6 +45,10 @@ void add_options(CLI::App& app, cli_options& o) {
   app.add_option("--tokens", o.tokens, "the prompt as token ids, e.g. 1,2,3 (instead of --prompt)")->delimiter(',');
   app.add_flag("--tokenize", o.tokenize, "print the prompt's token ids on one line and exit");
   app.add_flag("--no-bos", o.no_bos, "do not prepend BOS when encoding the prompt");
+  app.add_option("--beam", o.beam,
+                 "CPU: BEAM search of width N for each kernel's loop shape at its first launch (warm-up searches them "
+                 "all), kept in the tuning cache for later runs (as TG_BEAM=N; tg-tune --list shows them)")
+      ->check(CLI::Range(0, 64));
   app.add_flag("--no-graphs", o.no_graphs,
                "on a GPU, launch a decode step's kernels one by one instead of replaying its captured graph (one submission per token); the CPU always launches them one by one");
   app.add_flag("-v,--verbose", o.verbose,

@@ -23,6 +23,7 @@ struct cli_options {
   std::uint32_t top_k = 0;
   std::uint64_t seed = 0;
   std::optional<int> threads;
+  std::optional<int> beam;       // TG_BEAM for this run
   std::optional<int> benchmark;  // tokens to time
   // --serve [PORT]: the HTTP server (llm/serve/server.hpp)
   std::optional<int> serve_port;

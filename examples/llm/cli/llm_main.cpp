@@ -6,6 +6,7 @@
 //   llm -m model.gguf --benchmark 20
 //   llm -m model.gguf --serve 8080
 //   llm -m model.gguf --dump-logits out.f32 --tokens 1,450,4996
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -72,6 +73,8 @@ void chat(const llm::model& m, const llm::generate_options& options) {
 
 int run(const cli::cli_options& o) {
   cli::check_options(o);
+  // Read once, at the first kernel compiled (runtime/tune/tuned_compile.cpp): set before the model opens.
+  if (o.beam) setenv("TG_BEAM", std::to_string(*o.beam).c_str(), 1);
   const std::string prompt = read_prompt(o);
   // Only a run that generates warms up: --tokenize and --dump-logits compile what they use.
   const bool generates = !o.tokenize && o.dump_logits.empty();

@@ -31,6 +31,16 @@ echo "$bench" | grep -q "^first prompt after warm-up: 13 tokens, time to first t
   fail "AMD:EMU benchmark's first-prompt line: $(echo "$bench" | head -1)"
 echo "$bench" | grep -q "^bridge: [0-9.]* USB transfers ([0-9.]* KiB) per decode token replaying its graph, [0-9.]* of them polls" ||
   fail "AMD:EMU benchmark's bridge line: $(echo "$bench" | tail -1)"
+# --beam: the warm-up searches the kernels (a line per search on stderr), into a fresh tuning cache;
+# the greedy text stays what the default shapes give.
+cache="${TMPDIR:-/tmp}/tg_cli_smoke_beam_$$"
+mkdir -p "$cache"
+err=$(TG_CACHE="$cache/tuning.db" "$llm" -m "$m" --tokens 1,450,4996,17354,1701,432,17204,975,278,17366,11203 -n 4 \
+  --max-context 32 --chunk-size 8 --beam 1 2>&1 >"$cache/text") || fail "--beam 1 exited $?"
+text=$(cat "$cache/text")
+rm -rf "$cache"
+[ "$text" = "yanyanyanyan" ] || fail "--beam 1 greedy text '$text'"
+echo "$err" | grep -q "^beam: " || fail "--beam 1 searched nothing: '$err'"
 text=$("$llm" -m "$m" --tokens 1,450,4996 -n 4 --max-context 64 --cache-type f16 2>/dev/null) || fail "--cache-type f16 exited $?"
 [ -n "$text" ] || fail "--cache-type f16 printed nothing"
 err=$("$llm" -m "$m" --tokens 1,450 -n 1 --cache-type f8 2>&1) && fail "--cache-type f8 was accepted"
