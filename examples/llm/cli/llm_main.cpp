@@ -6,6 +6,8 @@
 //   llm -m model.gguf --benchmark 20
 //   llm -m model.gguf --serve 8080
 //   llm -m model.gguf --dump-logits out.f32 --tokens 1,450,4996
+#include <algorithm>
+#include <optional>
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
@@ -111,10 +113,16 @@ int run(const cli::cli_options& o) {
   }
   llm::session session(m);
   bool first = true;
+  // Behind the USB bridge, -v also counts its transfers (each is a round trip): the prompt's, then
+  // the generated tokens'. Profiling launches kernel by kernel, so these are the launched counts.
+  const backend& impl = m.device().impl();
+  const std::optional<link_counts> link_start = impl.link_traffic();
+  std::optional<link_counts> link_prompt;
   auto r = session.generate(prompt_ids(o, m, prompt), options, [&](llm::token_id id, std::string_view text) {
     if (first && o.verbose) {  // the prefill's kernel times, before decode's are gathered
       cli::log_profile("prefill", net);
       net.set_profiling(true);
+      link_prompt = impl.link_traffic();
     }
     first = false;
     return print_token(id, text);
@@ -127,6 +135,16 @@ int run(const cli::cli_options& o) {
                   r.tokens.size(), r.decode_seconds, double(r.tokens.size()) / r.decode_seconds);
     log(log_level::info, line);
     cli::log_profile("decode", net);
+    if (const std::optional<link_counts> link_end = impl.link_traffic(); link_start && link_prompt && link_end) {
+      const double steps = double(std::max<std::size_t>(r.tokens.size(), 2) - 1);
+      std::snprintf(line, sizeof line,
+                    "bridge: %llu USB transfers for the prompt, %.1f per generated token, %.1f of those polls while the "
+                    "GPU worked (kernel by kernel under -v; --benchmark without -v counts replayed graphs)",
+                    static_cast<unsigned long long>(link_prompt->transfers - link_start->transfers),
+                    double(link_end->transfers - link_prompt->transfers) / steps,
+                    double(link_end->waiting - link_prompt->waiting) / steps);
+      log(log_level::info, line);
+    }
   }
   return 0;
 }

@@ -31,6 +31,10 @@ echo "$bench" | grep -q "^first prompt after warm-up: 13 tokens, time to first t
   fail "AMD:EMU benchmark's first-prompt line: $(echo "$bench" | head -1)"
 echo "$bench" | grep -q "^bridge: [0-9.]* USB transfers ([0-9.]* KiB) per decode token replaying its graph, [0-9.]* of them polls" ||
   fail "AMD:EMU benchmark's bridge line: $(echo "$bench" | tail -1)"
+err=$("$llm" -m "$m" --device AMD:EMU:gfx12:usb --tokens 1,450,4996 -n 2 --max-context 24 -v 2>&1 >/dev/null) ||
+  fail "-v generation on AMD:EMU:gfx12:usb exited $?"
+echo "$err" | grep -q "^bridge: [0-9]* USB transfers for the prompt, [0-9.]* per generated token" ||
+  fail "-v generation's bridge line: '$(echo "$err" | tail -1)'"
 # --beam: the warm-up searches the kernels (a line per search on stderr), into a fresh tuning cache;
 # the greedy text stays what the default shapes give.
 cache="${TMPDIR:-/tmp}/tg_cli_smoke_beam_$$"
