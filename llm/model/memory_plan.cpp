@@ -11,6 +11,7 @@
 
 #include "llm/gguf/gguf_file.hpp"
 #include "llm/model/activation_kernels.hpp"
+#include "llm/model/linear_kernels.hpp"
 
 namespace tg::model {
 namespace {
@@ -117,13 +118,14 @@ void add_activations(layout& l, const model_config& c, std::int64_t T, std::int6
 }
 
 // What the compiled kernels take (am_backend_program.cpp: one code object image and 16 kernarg
-// slots each; am_graph.cpp: two command frames per graph, and a sequence has up to three graphs
-// (a decode step, a full prefill chunk with logits and one without); am_scratch.hpp: the scratch
+// slots each; am_graph.cpp: two command frames per graph, and a sequence has a graph per chunk
+// length and head (transformer.cpp: with logits and without, for the full chunk, each shorter
+// multiple of the token tile and each length under a tile) and one for decode; am_scratch.hpp: the scratch
 // area, 4 KiB until a kernel spills). The model compiles about 40 distinct kernels plus a few per
 // weight type and shape; each is budgeted 16 KiB of code and 8 KiB of kernargs (the synthetic
 // llama of tests/llm/model/vram_pressure_test.cpp measured about 4 + 4 KiB a kernel on gfx12),
 // and each graph frame 32 bytes of commands and 256 of kernargs for each of the ~30 launches of a layer.
-void add_kernels(layout& l, const gguf::file& f, const model_config& c, int sequences) {
+void add_kernels(layout& l, const gguf::file& f, const model_config& c, int sequences, std::int64_t chunk) {
   std::vector<std::pair<int, std::int64_t>> shapes;  // (tensor type, rows x cols) of the matrices
   for (const auto& t : f.tensors())
     if (t.ne[1] > 1) {
@@ -136,8 +138,10 @@ void add_kernels(layout& l, const gguf::file& f, const model_config& c, int sequ
     l.add(kernels_part, 8 << 10);
   }
   const std::uint64_t launches = std::uint64_t(30 * c.n_layer + 16);
+  const std::int64_t tile = prefill_token_lanes;
+  const std::int64_t lengths = chunk / tile + std::min(chunk, tile - 1) + 1;  // tile multiples, shorter ones, the full chunk
   for (int s = 0; s < sequences; ++s)
-    for (int g = 0; g < 3; ++g) l.add(kernels_part, 2 * launches * (32 + 256));
+    for (std::int64_t g = 0; g < 2 * lengths + 1; ++g) l.add(kernels_part, 2 * launches * (32 + 256));
 }
 
 kv_cache_type resolved_cache(const gguf::file& f, kv_cache_type requested) {
@@ -167,7 +171,7 @@ memory_need memory_need_at(const gguf::file& file, const model_config& c, const 
   const std::uint64_t cache = std::uint64_t(c.n_kv_head * context * c.head_dim) * element;
   for (std::int64_t i = 0; i < c.n_layer; ++i)
     for (int s = 0; s < 2 * sequences; ++s) l.add(kv_part, cache);
-  add_kernels(l, file, c, sequences);
+  add_kernels(l, file, c, sequences, T);
   return l.need();
 }
 

@@ -115,12 +115,14 @@ struct transformer::state {
   bool profiling = false;
   std::map<std::string, profile_entry> profile;
 
-  // A decode step (one token, its logits) and a full prefill chunk (with or without its last
-  // logits) replay a graph of the step's launches (include/tg/graph.hpp), one per sequence and
-  // kind, captured at the first such step (the warm-up's for sequence 0): on AMD the whole step is
-  // one submission with one wait; on the CPU a prepared list with no per-launch lookup. Only
-  // start_pos changes between steps; the tokens and their RoPE rows are copied into the same
-  // buffers first.
+  // A decode step (one token, its logits) and a prefill chunk (with or without its last logits)
+  // replay a graph of the step's launches (include/tg/graph.hpp), one per sequence, token count
+  // and head, captured at the first such step (the warm-up's for sequence 0, a decode step and a
+  // full chunk of each head): on AMD the whole step is one submission with one wait; on the CPU a
+  // prepared list with no per-launch lookup. A prompt's tail chunks come in few lengths (a multiple
+  // of the token tile, then fewer than a tile: session.cpp's prefill_chunks), so after a few
+  // prompts they replay too. Only start_pos changes between steps; the tokens and their RoPE rows
+  // are copied into the same buffers first. All-position logits (head::all) always launch.
   std::map<std::tuple<int, std::int64_t, head>, graph> step_graphs;  // by sequence, tokens, head
   graph_builder* capturing = nullptr;  // while capturing: where run() adds launches
   graph_var capture_pos;
@@ -405,8 +407,8 @@ std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, st
   s.rope_cos.copy_in(s.cos_table.data() + first, std::size_t(T) * half * 4);
   s.rope_sin.copy_in(s.sin_table.data() + first, std::size_t(T) * half * 4);
   s.tokens.copy_in(tokens.data(), tokens.size() * 4);
-  // A decode step or a full prefill chunk: its graph.
-  const bool graphed = graphs_ && !s.profiling && which != head::all && (T == 1 ? which == head::last : T == chunk_size_);
+  // A decode step or a prefill chunk: its graph.
+  const bool graphed = graphs_ && !s.profiling && which != head::all;
   if (graphed) {
     graph& step = s.step_graphs[{sequence, T, which}];
     if (!step) step = capture_step(start_pos, which);

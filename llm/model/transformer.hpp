@@ -38,11 +38,11 @@ struct transformer_options {
   std::int64_t chunk_size = 32;     // the most tokens one forward call takes
   int sequences = 1;                // KV caches: independent sequences (a server's slots)
   kv_cache_type cache = kv_cache_type::automatic;
-  // Whether a decode step and a full prefill chunk replay a graph of their launches, captured at
-  // the first such step of each sequence (one submission per step on a GPU), or launch kernel by
-  // kernel: automatic uses graphs on devices that do not read host memory (GPUs). On the CPU a
-  // graph saves only per-launch lookups, and it measured no faster there (tests/bench/llm_bench
-  // prints both), so automatic launches. Shorter chunks (a prompt's tail) always launch.
+  // Whether decode steps and prefill chunks replay a graph of their launches, captured at the
+  // first step of each sequence, token count and head (one submission per step on a GPU), or
+  // launch kernel by kernel: automatic uses graphs on devices that do not read host memory (GPUs).
+  // On the CPU a graph saves only per-launch lookups, and it measured no faster there
+  // (tests/bench/llm_bench prints both), so automatic launches. All-position logits always launch.
   enum class graph_use { automatic, on, off } graphs = graph_use::automatic;
 };
 
@@ -80,7 +80,7 @@ class transformer {
   std::int64_t max_context() const { return max_context_; }
   std::int64_t chunk_size() const { return chunk_size_; }
   kv_cache_type cache_type() const { return cache_type_; }  // f32 or f16, never automatic
-  bool graphs() const { return graphs_; }  // whether decode steps and full prefill chunks replay graphs
+  bool graphs() const { return graphs_; }  // whether decode steps and prefill chunks replay graphs
   // Chunks of a multiple of this many tokens take the prefill matmuls (linear_kernels.hpp).
   std::int64_t token_tile() const;
   // Weight bytes read per token, and KV-cache bytes read at a given context length.

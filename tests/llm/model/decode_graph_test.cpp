@@ -1,8 +1,9 @@
-// decode_graph_test.cpp: full prefill chunks and decode steps replayed from their captured graphs
+// decode_graph_test.cpp: prefill chunks and decode steps replayed from their captured graphs
 // (transformer.cpp, transformer_options::graphs) give bit-identical logits to the same steps
 // launched kernel by kernel, on the CPU and on the emulated AMD GPU behind its USB bridge; after
-// the capture a step compiles nothing, and on AMD each step and each full chunk is one indirect
-// buffer (one submission) running as many dispatches as the launched one. (issues 14 and 15: one
+// the capture a step compiles nothing, and on AMD each step and each chunk (a full one, and a
+// prompt's tail run a second time) is one indirect buffer (one submission) running as many
+// dispatches as the launched one. (issues 14 and 15: one
 // submission per token, the LLM on graphs for decode and prefill chunks.)
 #include <doctest/doctest.h>
 
@@ -18,8 +19,8 @@
 
 namespace {
 
-// Three chunks of 16: two without logits, then one with; the second and third replay the
-// graphs the first two captured. Then the tail of 8 launches directly.
+// Four chunks of 16 (without logits, with, without, with: the last two replay the graphs the
+// first two captured), then a tail of 8, which captures its own graph and replays it when run again.
 std::vector<std::int32_t> prompt_of(std::int64_t n) {
   std::vector<std::int32_t> p = {1, 450, 4996, 17354, 1701, 432, 17204, 975};
   while (std::int64_t(p.size()) < n) p.push_back(std::int32_t(300 + 37 * p.size() % 900));
@@ -34,6 +35,7 @@ struct decode_run {
   std::vector<std::uint64_t> submissions, dispatches;  // per decode step after the first, on AMD:EMU
   std::vector<std::uint64_t> link_transfers;  // the same, behind the USB bridge: transfers other than wait polls
   std::vector<std::uint64_t> chunk_submissions, chunk_dispatches;  // per full chunk after the first, on AMD:EMU
+  std::uint64_t tail_submissions = 0;  // the tail's second run, on AMD:EMU
 };
 
 decode_run decode(const std::string& device_name, const std::string& model, bool graphs, int steps) {
@@ -47,7 +49,7 @@ decode_run decode(const std::string& device_name, const std::string& model, bool
                            {.max_context = 96, .chunk_size = chunk, .graphs = graphs ? graph_use::on : graph_use::off});
   decode_run r;
   // Four full chunks (none, last, none, last: the first two capture, the last two replay), then a
-  // tail of 8 that launches directly.
+  // tail of 8 (with graphs, it captures a graph of its own).
   const std::vector<std::int32_t> prompt = prompt_of(4 * chunk + 8);
   const head heads[] = {head::none, head::last, head::none, head::last};
   int compiled = 0;
@@ -86,6 +88,11 @@ decode_run decode(const std::string& device_name, const std::string& model, bool
     }
   }
   r.compiled_after_first += dev.stats().compiled - compiled;
+  // The tail again (a later prompt with the same tail length): it replays the graph its first run
+  // captured, over the same cache rows, so its logits are the first run's.
+  const auto before = gpu_stats();
+  r.prefill.push_back(m.forward(std::span(prompt).subspan(4 * chunk), 4 * chunk));
+  if (emu) r.tail_submissions = gpu_stats().indirect_buffers - before.indirect_buffers;
   return r;
 }
 
@@ -103,6 +110,8 @@ void check_same(const std::string& device_name, const std::string& model, int st
     }
   };
   same(graphs.prefill, launched.prefill);
+  REQUIRE(graphs.prefill.size() == 3);
+  CHECK(std::memcmp(graphs.prefill[1].data(), graphs.prefill[2].data(), graphs.prefill[1].size() * 4) == 0);
   same(graphs.steps, launched.steps);
   CHECK(graphs.compiled_after_first == 0);
   if (graphs.dispatches.empty()) return;
@@ -112,6 +121,7 @@ void check_same(const std::string& device_name, const std::string& model, int st
     CHECK(graphs.dispatches[s] == launched.dispatches[s]);
     CHECK(graphs.dispatches[s] > 20);
   }
+  CHECK(graphs.tail_submissions == 1);  // the tail's graph, replayed
   for (std::size_t c = 0; c < graphs.chunk_dispatches.size(); ++c) {
     CAPTURE(c);
     CHECK(graphs.chunk_submissions[c] == 1);  // the chunk's one indirect buffer
