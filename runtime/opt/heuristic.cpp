@@ -58,8 +58,8 @@ codegen::kernel_opts choose_opts(std::span<const ast::node> nodes, int global_ra
   // 32 values of the last range (two 512-bit or four 256-bit f32 vectors) by 8 rows with 32
   // vector registers (AVX-512), 4 rows with 16 (AVX2): accumulators for most of the register
   // file, leaving room for the B vectors and the broadcast A values of a reduce step. Measured
-  // on Zen 5 at 1024 and 2048 (f32): 8 x 32 ran 1.4-2x faster than 4 x 16, 16 x 32 and 8 x 64
-  // slower; at the AVX2 level 4 x 32 was best.
+  // on Zen 5 at 1024 and 2048 (f32, no panels): 8 x 32 ran over 2x faster than 4 x 16, and
+  // 16 x 32 and 8 x 64 slower than 8 x 32; at the AVX2 level 4 x 32 was best.
   const int rows = vector_bits >= 512 ? 8 : 4;
   opts.upcast[std::size_t(last)] = largest_dividing(const_bound(nodes, last), {32, 16, 8, 4});
   if (global_ranges >= 2 && opts.upcast[std::size_t(last)] > 1) {

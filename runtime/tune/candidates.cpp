@@ -55,8 +55,8 @@ std::vector<codegen::kernel_opts> neighbours(const codegen::kernel_opts& from, s
     for (int f : {2, 4}) {
       codegen::kernel_opts up = base;
       up.upcast[std::size_t(r)] = now * f;
-      if (r == ranges - 1 && up.panel > 0 && up.panel % (now * f) != 0) continue;  // a panel holds whole tiles
-      if (now * f <= cap && bound % (now * f) == 0 && tile_size(up.upcast) <= max_tile) add(up);
+      const bool whole_tiles = !(r == ranges - 1 && up.panel > 0 && up.panel % (now * f) != 0);  // per panel
+      if (whole_tiles && now * f <= cap && bound % (now * f) == 0 && tile_size(up.upcast) <= max_tile) add(up);
       if (now % f == 0) {
         codegen::kernel_opts down = base;
         down.upcast[std::size_t(r)] = now / f;

@@ -106,6 +106,12 @@ TEST_CASE("candidates keep each upcast a divisor of its range's bound") {
   const auto around = tg::tune::neighbours(with_panel, bounds);
   for (int w : {8, 32, 0})
     CHECK(std::count_if(around.begin(), around.end(), [&](const auto& c) { return c.upcast[1] == 4 && c.panel == w; }) == 1);
+  // A tile that would not fit the panel whole is not tried, a smaller one is.
+  with_panel.upcast = {1, 8};
+  with_panel.panel = 16;
+  const auto from_eight = tg::tune::neighbours(with_panel, std::vector<std::int64_t>{12, 96});  // 32 divides 96
+  CHECK(std::none_of(from_eight.begin(), from_eight.end(), [](const auto& c) { return c.upcast[1] == 32; }));
+  CHECK(std::count_if(from_eight.begin(), from_eight.end(), [](const auto& c) { return c.upcast[1] == 2 && c.panel == 16; }) == 1);
 }
 
 TEST_CASE("BEAM on a matmul picks a loop shape that computes the right result") {
