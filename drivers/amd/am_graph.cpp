@@ -103,7 +103,6 @@ class am_graph final : public executable_graph {
   std::array<frame, frame_count> frames_;
   std::size_t next_ = 0;
   std::vector<std::size_t> dirty_;  // reserved for every dword of a frame: push_back never allocates
-  std::vector<std::pair<std::size_t, std::size_t>> runs_;  // flush's [first, end) runs; reserved likewise
   bool bridge_ = false;  // behind the USB bridge: each write to the frame is a round trip
 };
 
@@ -189,7 +188,6 @@ am_graph::am_graph(am_backend& owner, const graph_capture& c) : owner_(owner), d
     throw;
   }
   dirty_.reserve(frame_bytes / 4);
-  runs_.reserve(frame_bytes / 4);
   bridge_ = dev_.info().kind == transport::transport_kind::usb;
   if (debug_level() >= 1)
     log(log_level::debug, str(owner.name(), ": graph of ", plans.size(), " dispatches: an IB of ", command_dwords_,
@@ -233,27 +231,37 @@ void am_graph::write_grid(frame& f, std::size_t launch) {
   for (std::size_t d = 0; d < 3; ++d) write(f, h + 1 + d, p.shape.workgroups[d]);
 }
 
+// Calls write(first, end) for each run of dirty_ (sorted): changed words closer than run_gap_dwords
+// go in one run. Returns the number of runs.
+template <class Write>
+std::size_t for_each_run(const std::vector<std::size_t>& dirty, Write write) {
+  std::size_t runs = 0;
+  for (std::size_t i = 0; i < dirty.size(); ++runs) {
+    const std::size_t first = dirty[i];
+    std::size_t end = first + 1;
+    for (++i; i < dirty.size() && dirty[i] <= end + run_gap_dwords; ++i) end = std::max(end, dirty[i] + 1);
+    write(first, end);
+  }
+  return runs;
+}
+
 void am_graph::flush(frame& f) {
   std::sort(dirty_.begin(), dirty_.end());
-  runs_.clear();
-  for (std::size_t i = 0; i < dirty_.size();) {
-    const std::size_t first = dirty_[i];
-    std::size_t end = first + 1;
-    for (++i; i < dirty_.size() && dirty_[i] <= end + run_gap_dwords; ++i) end = std::max(end, dirty_[i] + 1);
-    runs_.emplace_back(first, end);
-  }
-  dirty_.clear();
-  if (bridge_ && runs_.size() > max_bridge_runs) {
-    // One copy of [first run, last run): the words between them are the image's too.
-    const std::size_t first = runs_.front().first, end = runs_.back().second;
+  const std::size_t runs = for_each_run(dirty_, [](std::size_t, std::size_t) {});
+  if (bridge_ && runs > max_bridge_runs) {
+    // One copy from the first changed word to the last: the words between them are the image's too.
+    const std::size_t first = dirty_.front(), end = dirty_.back() + 1;
     if (!f.ib->is_idle()) TG_UNREACHABLE("am_graph: a frame is patched while the GPU may read it");
     const std::span<const std::byte> bytes = std::as_bytes(std::span(f.image).subspan(first, end - first));
     const queue::queue_memory view = dev_.host_memory(memory_).slice(f.offset + 4 * first, bytes.size());
     std::copy(bytes.begin(), bytes.end(), view.host_view.begin());  // the host's view of the frame, as a patch leaves it
     dev_.copy_in(memory_, f.offset + 4 * first, bytes);
-    return;
+  } else {
+    for_each_run(dirty_, [&](std::size_t first, std::size_t end) {
+      f.ib->patch_words(first, std::span(f.image).subspan(first, end - first));
+    });
   }
-  for (const auto& [first, end] : runs_) f.ib->patch_words(first, std::span(f.image).subspan(first, end - first));
+  dirty_.clear();
 }
 
 void am_graph::replay(std::span<const std::int64_t> vars, std::span<void* const> buffers) {
