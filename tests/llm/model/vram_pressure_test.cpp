@@ -109,6 +109,26 @@ std::vector<tg::buffer> fill_to(tg::device& dev, std::uint64_t leave) {
   return filler;
 }
 
+// What `f` threw as a device_error, or "" when it did not throw.
+template <class F>
+std::string device_error_of(F f) {
+  try {
+    f();
+  } catch (const tg::device_error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// Whether the device still runs a plan of its own (its code, kernargs and buffers allocated now).
+bool runs_a_plan(tg::device& dev) {
+  static constexpr auto a = tg::input<float>("a", tg::dims<64>);
+  static constexpr auto b = tg::input<float>("b", tg::dims<64>);
+  static constexpr auto sum_plan = tg::lower(a + b);
+  std::vector<float> av(64, 1.5f), bv(64, 2.0f);
+  return dev.run(sum_plan, {{"a", av}, {"b", bv}}).to_vector<float>() == std::vector<float>(64, 3.5f);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -169,12 +189,7 @@ TEST_CASE("a model that does not fit fails before allocating, names the numbers 
   CHECK(*plan.fitting_context >= options.max_context / 4);
   CHECK(*plan.fitting_context < options.max_context);
   const std::uint64_t allocations = am(dev).allocations_made(), free = free_bytes(dev);
-  std::string message;
-  try {
-    model::transformer m(dev, tiny_model(), options);
-  } catch (const tg::device_error& e) {
-    message = e.what();
-  }
+  const std::string message = device_error_of([&] { model::transformer m(dev, tiny_model(), options); });
   MESSAGE(message);
   CHECK(message.find("does not fit") != std::string::npos);
   CHECK(message.find(" MiB is free") != std::string::npos);
@@ -191,11 +206,7 @@ TEST_CASE("a model that does not fit fails before allocating, names the numbers 
   CHECK(m.forward(prompt, 0).size() == std::size_t(config.vocab));
   const std::int32_t next = 5;
   CHECK(m.forward(std::span(&next, 1), 4).size() == std::size_t(config.vocab));
-  static constexpr auto a = tg::input<float>("a", tg::dims<64>);
-  static constexpr auto b = tg::input<float>("b", tg::dims<64>);
-  static constexpr auto sum_plan = tg::lower(a + b);
-  std::vector<float> av(64, 1.5f), bv(64, 2.0f);
-  CHECK(dev.run(sum_plan, {{"a", av}, {"b", bv}}).to_vector<float>() == std::vector<float>(64, 3.5f));
+  CHECK(runs_a_plan(dev));
   MESSAGE("after the model at --max-context ", *plan.fitting_context, " and a plan: ", free_bytes(dev) >> 10, " KiB free");
   CHECK(m.forward(std::span(&next, 1), 4).size() == std::size_t(config.vocab));
 }
@@ -235,12 +246,8 @@ TEST_CASE("a graph capture without room fails naming the graph; with room again 
     }
   }
   const std::uint64_t allocations = am(dev).allocations_made();
-  std::string message;
-  try {
-    m.forward(std::span(prompt).first(8), 0);  // a full chunk: its graph is captured first
-  } catch (const tg::device_error& e) {
-    message = e.what();
-  }
+  // A full chunk: its graph is captured first.
+  const std::string message = device_error_of([&] { m.forward(std::span(prompt).first(8), 0); });
   MESSAGE(message);
   CHECK(message.find("graph of ") != std::string::npos);
   CHECK(message.find(" command frames (") != std::string::npos);
@@ -250,11 +257,7 @@ TEST_CASE("a graph capture without room fails naming the graph; with room again 
   // the last pages are given back.
   REQUIRE(filler.size() > 32);
   filler.resize(filler.size() - 32);
-  static constexpr auto a = tg::input<float>("a", tg::dims<64>);
-  static constexpr auto b = tg::input<float>("b", tg::dims<64>);
-  static constexpr auto sum_plan = tg::lower(a + b);
-  std::vector<float> av(64, 1.5f), bv(64, 2.0f);
-  CHECK(dev.run(sum_plan, {{"a", av}, {"b", bv}}).to_vector<float>() == std::vector<float>(64, 3.5f));
+  CHECK(runs_a_plan(dev));
   // With room again, the same chunk captures and runs; the next one replays: a roomy card's logits.
   filler.clear();
   const std::vector<float> first = m.forward(std::span(prompt).first(8), 0);
