@@ -59,6 +59,7 @@ std::unique_ptr<cuda_driver> open_driver() {
     bind(lib, "cuModuleLoadDataEx", cu->cuModuleLoadDataEx, path);
     bind(lib, "cuModuleGetFunction", cu->cuModuleGetFunction, path);
     bind(lib, "cuModuleUnload", cu->cuModuleUnload, path);
+    bind(lib, "cuFuncGetAttribute", cu->cuFuncGetAttribute, path);
     bind(lib, "cuLaunchKernel", cu->cuLaunchKernel, path);
     bind(lib, "cuStreamCreate", cu->cuStreamCreate, path);
     bind(lib, "cuStreamDestroy_v2", cu->cuStreamDestroy, path);

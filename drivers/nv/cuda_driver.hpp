@@ -29,6 +29,8 @@ inline constexpr CUresult cuda_error_not_ready = 600;
 inline constexpr int attribute_multiprocessor_count = 16;
 inline constexpr int attribute_compute_capability_major = 75;
 inline constexpr int attribute_compute_capability_minor = 76;
+// CUfunction_attribute
+inline constexpr int function_local_size_bytes = 3, function_num_regs = 4;
 // CUjit_option
 inline constexpr int jit_info_log_buffer = 3, jit_info_log_buffer_size_bytes = 4, jit_error_log_buffer = 5,
                      jit_error_log_buffer_size_bytes = 6;
@@ -57,6 +59,7 @@ struct cuda_driver {
                                  void** option_values);
   CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name);
   CUresult (*cuModuleUnload)(CUmodule module);
+  CUresult (*cuFuncGetAttribute)(int* value, int attribute, CUfunction function);
   CUresult (*cuLaunchKernel)(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
                              unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream, void** params,
                              void** extra);

@@ -43,6 +43,8 @@ class nv_backend final : public backend {
   std::optional<std::uint64_t> free_bytes() const override;  // cuMemGetInfo's free memory
   // Waits for the stream; device_error naming the device after `timeout` (a kernel that never ends).
   void synchronize() override;
+  // CUDA events recorded on the stream around each launch, read at finish (nv_launch_timer.cpp).
+  std::unique_ptr<launch_timer> make_launch_timer() override;
 
   const nv_device_info& info() const { return info_; }
   const cuda_driver& driver() const { return cu_; }

@@ -5,6 +5,7 @@
 //            driver's JIT (cuModuleLoadDataEx, its error log in the message when it refuses)
 //   launch:  the grid from the variables, the buffers' device addresses and the variables as the
 //            kernel's parameters, on the device's stream
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <tg/core/error.hpp>
@@ -35,6 +36,9 @@ class nv_program final : public program {
     owner_.driver().cuModuleUnload(module_);
   }
 
+  std::string describe() const override { return description_; }
+  void set_description(std::string text) { description_ = std::move(text); }
+
   void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override {
     if (buffers.size() < std::size_t(shape_.buffers) || vars.size() < std::size_t(shape_.vars))
       throw usage_error(str(owner_.name(), ": kernel '", name_, "' uses ", shape_.buffers, " buffers and ", shape_.vars,
@@ -61,7 +65,25 @@ class nv_program final : public program {
   int global_ranges_;
   codegen::nvptx_kernel_shape shape_;
   std::string name_;
+  std::string description_;
 };
+
+// For -v (program::describe): the target, the schedule (threads sharing an output, or the
+// register tile of outputs a thread computes) and what the driver's JIT made of it: registers per
+// thread (occupancy) and local memory per thread (spills).
+std::string resources_of(const cuda_driver& cu, CUfunction f, const std::string& arch, const codegen::nvptx_kernel_shape& shape) {
+  std::string schedule = str(shape.group_lanes, " threads per output");
+  if (std::any_of(shape.upcast.begin(), shape.upcast.end(), [](int u) { return u > 1; })) {
+    schedule = "a tile of ";
+    for (std::size_t i = 0; i < shape.upcast.size(); ++i) schedule += str(i ? "x" : "", shape.upcast[i]);
+    schedule += " outputs per thread";
+  }
+  int registers = 0, local = 0;
+  if (cu.cuFuncGetAttribute(&registers, function_num_regs, f) != cuda_success ||
+      cu.cuFuncGetAttribute(&local, function_local_size_bytes, f) != cuda_success)
+    return str(arch, ", ", schedule);
+  return str(arch, ", ", schedule, ", ", registers, " registers, ", local, " local bytes per thread");
+}
 
 struct nv_rendered final : rendered_kernel {
   codegen::nvptx_kernel_shape shape;
@@ -74,6 +96,8 @@ class nv_kernel_compiler final : public kernel_compiler {
     // Threads that fill the GPU: each SM holds 2048 (every architecture from sm_80 on).
     traits_.gpu.busy_threads = std::max(1, owner.info().multiprocessors) * 2048;
     traits_.gpu.max_reduce_unroll = codegen::max_gpu_reduce_unroll;
+    traits_.gpu.min_thread_block_bytes = 4;  // these two: opt::gpu_traits, measured on an H200
+    traits_.gpu.max_split_trips = 16;
   }
   const opt::target_traits& traits() const override { return traits_; }
 
@@ -103,7 +127,9 @@ class nv_kernel_compiler final : public kernel_compiler {
       cu.cuModuleUnload(module);
       check(cu, res, "cuModuleGetFunction");
     }
-    return std::make_shared<nv_program>(owner_, module, function, std::move(r.nodes), r.global_ranges, r.shape, r.name);
+    auto program = std::make_shared<nv_program>(owner_, module, function, std::move(r.nodes), r.global_ranges, r.shape, r.name);
+    program->set_description(resources_of(cu, function, owner_.info().arch, r.shape));
+    return program;
   }
 
  private:

@@ -2,7 +2,6 @@
 #include "llm/model/transformer.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -114,6 +113,8 @@ struct transformer::state {
   };
   bool profiling = false;
   std::map<std::string, profile_entry> profile;
+  std::unique_ptr<launch_timer> timer;  // made at the first profiled launch
+  std::vector<profile_entry*> timed;    // the entries of the launches timer has spans for, in order
 
   // A decode step (one token, its logits) and a prefill chunk (with or without its last logits)
   // replay a graph of the step's launches (include/tg/graph.hpp), one per sequence, token count
@@ -143,13 +144,22 @@ struct transformer::state {
       k.prepared.launch(buffers, vars);
       return;
     }
-    auto start = std::chrono::steady_clock::now();
+    if (!timer) timer = dev.impl().make_launch_timer();
+    timer->start();
     k.prepared.launch(buffers, vars);
-    dev.synchronize();
+    timer->stop();
     auto& entry = profile[kernel_name(k.kernel.nodes, k.kernel.global_ranges)];
     entry.launches += 1;
-    entry.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (entry.form.empty()) entry.form = k.prepared.describe();
+    timed.push_back(&entry);
+  }
+  // The times of the launches since the last call, onto their kernels' entries (after a step:
+  // a timer with a clock of its own waits only here).
+  void collect_profile() {
+    if (!timer) return;
+    const std::vector<double> spans = timer->finish();
+    for (std::size_t i = 0; i < spans.size() && i < timed.size(); ++i) timed[i]->seconds += spans[i];
+    timed.clear();
   }
 
   void run(device& dev, const planned& p, std::initializer_list<named_buffer> named) {
@@ -415,6 +425,7 @@ std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, st
     step.replay({start_pos});
   } else {
     run_step(which);
+    if (s.profiling) s.collect_profile();
   }
   if (which == head::none) return {};
   std::vector<float> logits(std::size_t(s.vars[var_head_rows] * config_.vocab));
@@ -466,6 +477,7 @@ std::vector<float> transformer::decode_batch(std::span<const std::int32_t> token
   s.batch_positions.clear();
   s.batch_sequences.clear();
   run_head();
+  if (s.profiling) s.collect_profile();
   std::vector<float> logits(std::size_t(n * config_.vocab));
   dev_.synchronize();
   s.logits.copy_out(logits.data(), logits.size() * 4);
@@ -473,6 +485,7 @@ std::vector<float> transformer::decode_batch(std::span<const std::int32_t> token
 }
 
 void transformer::set_profiling(bool on) {
+  s_->collect_profile();  // spans of launches still pending belong to entries about to go
   s_->profiling = on;
   s_->profile.clear();
 }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <tg/ast/hash.hpp>
 #include <tg/ast/print.hpp>
 #include <tg/log.hpp>
@@ -43,6 +44,28 @@ std::string shape_text(const std::vector<std::int64_t>& shape, dtype dt) {
 }  // namespace
 
 void register_backend(const std::string& name, backend_factory factory) { registry()[name] = std::move(factory); }
+
+namespace {
+
+class host_launch_timer final : public launch_timer {
+ public:
+  explicit host_launch_timer(backend& owner) : owner_(owner) {}
+  void start() override { start_ = std::chrono::steady_clock::now(); }
+  void stop() override {
+    owner_.synchronize();
+    spans_.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
+  std::vector<double> finish() override { return std::exchange(spans_, {}); }
+
+ private:
+  backend& owner_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<double> spans_;
+};
+
+}  // namespace
+
+std::unique_ptr<launch_timer> backend::make_launch_timer() { return std::make_unique<host_launch_timer>(*this); }
 
 std::vector<std::string> registered_backends() {
   std::vector<std::string> names;

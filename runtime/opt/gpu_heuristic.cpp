@@ -22,6 +22,7 @@ struct top_reduce {
   // Where its body is directly a loop reduce of the same kind (a lane-hinted dot whose lanes
   // each walk the row's blocks): that reduce's bound, -1 when symbolic; else 0.
   std::int64_t nested_bound = 0;
+  int nested_range = -1;     // that reduce's range number
   bool lanes_hint = false;   // hinted reduce_as_lanes (the LLM's int8 dots)
 };
 
@@ -50,10 +51,13 @@ std::vector<top_reduce> top_level_reduces(std::span<const ast::node> nodes) {
         iterations = inner < 0 ? -1 : iterations * inner;
       }
     std::int64_t nested_bound = 0;
+    int nested_range = -1;
     const ast::node& body = nodes[std::size_t(n.src[0])];
-    if (body.o == n.o && body.dt == n.dt && body.arg != ast::reduce_as_lanes)
-      nested_bound = const_bound(nodes, int(nodes[std::size_t(body.src[1])].arg));
-    tops.push_back({range, bound, iterations, nested_bound, n.arg == ast::reduce_as_lanes});
+    if (body.o == n.o && body.dt == n.dt && body.arg != ast::reduce_as_lanes) {
+      nested_range = int(nodes[std::size_t(body.src[1])].arg);
+      nested_bound = const_bound(nodes, nested_range);
+    }
+    tops.push_back({range, bound, iterations, nested_bound, nested_range, n.arg == ast::reduce_as_lanes});
   }
   return tops;
 }
@@ -86,6 +90,18 @@ bool streams_along(std::span<const ast::node> nodes, int number) {
     if (s > 0 && s <= 256) return true;
   }
   return false;
+}
+
+// Of the loads that walk both the lane range and the block range of a split dot (its weights and
+// activations), the fewest bytes one block moves (Q8_0's weights: 34); 0 when none does.
+std::int64_t narrowest_block(std::span<const ast::node> nodes, int lane_range, int block_range) {
+  std::int64_t narrowest = 0;
+  for (const ast::node& n : nodes) {
+    if (n.o != ast::op::load || byte_stride(nodes, n, lane_range) == 0) continue;
+    const std::int64_t block = byte_stride(nodes, n, block_range);
+    if (block > 0 && (narrowest == 0 || block < narrowest)) narrowest = block;
+  }
+  return narrowest;
 }
 
 // The number of output elements when every output bound is a constant, else -1.
@@ -175,6 +191,12 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
     // wave splits the blocks, so a wave reads neighbouring blocks of one row together and
     // each thread walks fewer of them (kernel_opts::nested_lanes). Only for a kernel's one
     // split reduce (the group is the kernel's).
+    // Threads that would each read only a sliver of a block (traits.min_thread_block_bytes) take
+    // several of its lanes instead, and the blocks go to more of the wave.
+    if (tops.size() == 1 && r.nested_bound != 0 && traits.min_thread_block_bytes > 0) {
+      const std::int64_t block = narrowest_block(nodes, r.range, r.nested_range);
+      while (block > 0 && lanes > 2 && block < std::int64_t(traits.min_thread_block_bytes) * lanes) lanes /= 2;
+    }
     if (tops.size() == 1 && r.nested_bound != 0)
       while (lanes * nested < traits.wave_lanes && (r.nested_bound < 0 || nested * 2 <= r.nested_bound)) nested *= 2;
     group = group == 0 ? lanes * nested : std::min(group, lanes);
@@ -184,6 +206,14 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   // per wait, the most a matvec row needs to reach memory speed in the roofline model
   // (tests/bench/gpu_roofline) without spilling.
   if (group > 1) opts.group_lanes = group, opts.reduce_unroll = 4, opts.nested_lanes = nested;
+  // A long block loop (a matvec over K = 14336) in more iterations per trip, so that each thread
+  // waits at most traits.max_split_trips times along its row.
+  if (group > 1 && tops.size() == 1 && tops[0].nested_bound > 0 && traits.max_split_trips > 0) {
+    const std::int64_t per_thread = (tops[0].nested_bound + nested - 1) / nested;
+    while (per_thread > std::int64_t(opts.reduce_unroll) * traits.max_split_trips &&
+           opts.reduce_unroll * 2 <= traits.max_reduce_unroll)
+      opts.reduce_unroll *= 2;
+  }
   // One work-item per output and one plain loop reduce over rows and columns: a matmul's tile.
   if (group <= 1 && global_ranges >= 2 && tops.size() == 1 && !tops[0].lanes_hint && tops[0].nested_bound == 0)
     choose_matmul_tile(nodes, global_ranges, traits, opts);

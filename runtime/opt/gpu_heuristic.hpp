@@ -21,6 +21,16 @@ struct gpu_traits {
   int wave_lanes = 32;            // threads that issue a load together (RDNA wave32, NVIDIA's warp)
   int busy_threads = 1 << 16;     // threads it takes to keep the whole GPU busy, about
   int max_reduce_unroll = 16;     // the most kernel_opts::reduce_unroll the renderer takes (AMD's: 32)
+  // In a split dot over a block loop (the LLM's int8 matmuls), the fewest bytes of each stream a
+  // thread should read per block; 0: no such rule. Where a block's lanes step fewer bytes (Q8_0's
+  // 16 lanes read 2 weight bytes each), fewer threads share a block, each taking several of its
+  // lanes, and the wave's other threads take more blocks at once. NV: 4, from the decode matmuls
+  // measured on an H200 (tests/bench/nv_matvec_sweep); AMD: 0 (not measured on a card).
+  int min_thread_block_bytes = 0;
+  // With such a split, the most trips of the block loop a thread makes (its unroll doubles until
+  // they fit); 0: the unroll stays 4. NV: 16, from the same measurements (Q8_0's 4096 x 14336
+  // matvec: 19% of the copy bandwidth at 28 trips of 4 blocks, 28% at 14 of 8); AMD: 0.
+  int max_split_trips = 0;
 };
 
 codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits);

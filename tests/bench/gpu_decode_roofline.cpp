@@ -41,15 +41,6 @@ model::weight make_weight(tg::device& dev, tensor_type type, std::int64_t rows, 
   return w;
 }
 
-std::vector<std::byte> quantized(tensor_type type, std::int64_t rows, std::int64_t cols) {
-  const std::size_t row_bytes = tg::gguf::row_size_bytes(type, std::size_t(cols));
-  std::vector<std::byte> bytes(row_bytes * std::size_t(rows));
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::vector<float> values = tg::bench::random_floats(std::size_t(cols), std::uint32_t(r + 1));
-    tg::synth::quantize_row(type, values.data(), &bytes[row_bytes * std::size_t(r)], std::size_t(cols));
-  }
-  return bytes;
-}
 
 }  // namespace
 
@@ -68,7 +59,7 @@ int main() {
   for (const shape& s : shapes)
     for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_k, tensor_type::q6_k}) {
       const std::string label = std::string(s.name) + " " + std::string(tg::gguf::tensor_type_name(type));
-      const std::vector<std::byte> bytes = quantized(type, s.rows, s.cols);
+      const std::vector<std::byte> bytes = tg::bench::quantized_rows(type, s.rows, s.cols);
       const std::vector<float> x = tg::bench::random_floats(std::size_t(s.cols), 99);
       const std::vector<float> want = tg::test::decode_matvec(cpu, make_weight(cpu, type, s.rows, s.cols, bytes), x);
       for (roofline_gpu* g : gpus) {

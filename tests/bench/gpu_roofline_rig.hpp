@@ -14,28 +14,11 @@
 
 #include "drivers/emu/emu_device.hpp"
 #include "tests/bench/gpu_roofline_model.hpp"
+#include "tests/bench/random_weights.hpp"
 
 namespace tg::bench {
 
 using emu::shader::dispatch_counters;
-
-inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
-// The largest |gpu - cpu| relative to the largest |cpu|.
-inline double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
-  double err = 0, scale = 1e-30;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    err = std::max(err, double(std::fabs(got[i] - want[i])));
-    scale = std::max(scale, double(std::fabs(want[i])));
-  }
-  return got.size() == want.size() ? err / scale : INFINITY;
-}
 
 // An emulated GPU standing for `card`, recording every dispatch's counters.
 struct roofline_gpu {

@@ -356,6 +356,36 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     CHECK(opts.group_lanes == 32);
     CHECK(opts.nested_lanes == 4);
   }
+  {  // Q8_0's shape: 16 lanes each reading 2 of a 34-byte block's weight bytes. With a target's
+     // min_thread_block_bytes of 4 (NV's), 8 threads share a block, each taking 2 of its lanes,
+     // and the wave takes 4 blocks at once; without one (AMD), 16 threads and 2 blocks. A block of
+     // 144 bytes over 8 lanes (Q4_K's) already gives each thread 18: unchanged either way.
+    auto int8_dot = [](std::int64_t lanes, std::int64_t block_bytes) {
+      tg::kernel_builder kb;
+      auto n = kb.output_range(4096);
+      auto l = kb.reduce_range(lanes);
+      auto g = kb.reduce_range(64);
+      auto w = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(1, n * (64 * block_bytes) + g * block_bytes + 2 + l * 2));
+      auto x = kb.cast(tg::dtype::int32, kb.load<std::int16_t>(2, g * 32 + l * 2));
+      kb.store(0, n, kb.sum_lanes(kb.sum(w * x, g), l));
+      return kb.finish();
+    };
+    tg::opt::gpu_traits nv;
+    nv.min_thread_block_bytes = 4;
+    const tg::ast::kernel q8 = int8_dot(16, 34), q4k = int8_dot(8, 144);
+    const tg::codegen::kernel_opts q8_nv = tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, nv);
+    const tg::codegen::kernel_opts q8_amd = tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, {});
+    CHECK((q8_nv.group_lanes == 32 && q8_nv.nested_lanes == 4));
+    CHECK((q8_amd.group_lanes == 32 && q8_amd.nested_lanes == 2));
+    CHECK(tg::opt::choose_gpu_opts(q4k.nodes, q4k.global_ranges, nv).nested_lanes == 4);
+    CHECK(tg::opt::choose_gpu_opts(q4k.nodes, q4k.global_ranges, {}).nested_lanes == 4);
+    // 64 blocks over 4 nested groups: 16 a thread, 4 trips of 4. With max_split_trips 2 the
+    // unroll doubles to 8 (2 trips); without, it stays 4.
+    CHECK(q8_nv.reduce_unroll == 4);
+    nv.max_split_trips = 2;
+    CHECK(tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, nv).reduce_unroll == 8);
+    CHECK(q8_amd.reduce_unroll == 4);
+  }
   {  // many rows with a short reduce: one thread each
     tg::kernel_builder kb;
     auto i = kb.output_range(1 << 20);

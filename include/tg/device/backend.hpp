@@ -81,6 +81,20 @@ struct link_counts {
   std::uint64_t waiting = 0;
 };
 
+// Times launches one by one: start() before a launch, stop() after it, finish() once a batch of
+// them is queued. The default (the CPU, AMD) waits for the device in stop() and reads the host's
+// clock; a backend with a clock of its own (NV: CUDA events) records marks in its queue and
+// waits only in finish(), so the launches run back to back as they would unprofiled, and a
+// kernel of a few microseconds is not swamped by the host's cost of a launch and a wait.
+class launch_timer {
+ public:
+  virtual ~launch_timer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  // Waits for the device: the seconds of each start-stop span since the last finish, in order.
+  virtual std::vector<double> finish() = 0;
+};
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -95,6 +109,8 @@ class backend {
   // (runtime/device/pipeline.cpp); usage_error when the backend compiles no kernels.
   virtual std::shared_ptr<program> compile(const kernel_source& source);
   virtual void synchronize() = 0;
+  // A timer for per-kernel profiles (llm -v); see launch_timer. The default times on the host.
+  virtual std::unique_ptr<launch_timer> make_launch_timer();
   // True when kernels can read host memory directly (the CPU): then device::borrow_host
   // wraps host memory (an mmap'd model file) without a copy.
   virtual bool reads_host_memory() const { return false; }

@@ -25,7 +25,7 @@ namespace {
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
-  REQUIRE_MESSAGE(v != nullptr, name << " is not set (meson sets it)");
+  REQUIRE_MESSAGE(v != nullptr, std::string(name) << " is not set (meson sets it)");
   return v;
 }
 
@@ -119,6 +119,26 @@ TEST_CASE("on a stand-in driver: device information, staged copies, PTX loaded, 
     const std::string ptx = last_ptx();
     CHECK(ptx.find(".target sm_90") != std::string::npos);
     CHECK(ptx.find(".visible .entry") != std::string::npos);
+  }
+  SUBCASE("a prepared kernel says what the driver made of it: target, schedule, registers, local memory") {
+    tg::kernel_builder kb;
+    auto i = kb.output_range(1000);
+    kb.store(0, i, kb.load<float>(1, i) * 2.0f);
+    const std::string form = dev.prepare(kb.finish()).describe();
+    CHECK(form == "sm_90, 1 threads per output, 40 registers, 0 local bytes per thread");  // the stand-in's 40
+  }
+  SUBCASE("the launch timer marks each launch with CUDA events and reads their spans at finish, not the host's clock") {
+    auto timer = nv.make_launch_timer();
+    for (int i = 0; i < 3; ++i) {
+      timer->start();
+      timer->stop();
+    }
+    const std::vector<double> spans = timer->finish();
+    REQUIRE(spans.size() == 3);
+    for (double s : spans) CHECK(s == doctest::Approx(2.5e-3));  // the stand-in's elapsed time for every pair of events
+    CHECK(timer->finish().empty());  // each span is reported once
+    timer->start();
+    CHECK_THROWS_AS(timer->finish(), tg::usage_error);  // a start without its stop
   }
   SUBCASE("a symbolic dim's value is the parameter after the buffers, and sizes the grid") {
     constexpr auto n = tg::sym<"n", 1, 100000>;
