@@ -10,7 +10,7 @@
 #                                                 nv_bandwidth, nv_matvec_sweep, llm and llm-synth
 #                                                 with tg's own libraries), together well
 #                                                 under 60 MiB
-#   scripts/device-check.sh run DIR [OUT]         there (DIR holds the two archives): unpack and,
+#   scripts/device-check.sh run DIR [OUT] [quick] there (DIR holds the two archives): unpack and,
 #                                                 within about 8 minutes on 16 cores, print
 #                                                 nvidia-smi's line, the device-to-device copy
 #                                                 bandwidth, the PTX of every codegen test checked
@@ -21,7 +21,9 @@
 #                                                 the LLM benchmark (tok/s, then each
 #                                                 kernel's time by CUDA events) on synthetic
 #                                                 8B-shaped Q8_0 and Q4_K_M models; also into
-#                                                 OUT/device-check.txt, with each section's seconds
+#                                                 OUT/device-check.txt, with each section's seconds;
+#                                                 quick (about 2 minutes): the sweep's defaults only,
+#                                                 and the benchmark without -v or --no-graphs
 #
 # With the device tool: bundle here, then run `scripts/device-check.sh run build/nv-check "$OUT"`
 # there with carry ["build/nv-check"].
@@ -91,7 +93,7 @@ EOF
 }
 
 run() {
-  local from=$1 out=${2:-.}
+  local from=$1 out=${2:-.} quick=${3:-}
   local dir
   dir=$(mktemp -d)
   for a in "$from"/libs.tar.xz "$from"/bins.tar.xz; do
@@ -102,6 +104,11 @@ run() {
   local bin=$dir/nv-check/bin models=$dir/models
   mkdir -p "$models"
   {
+    if [ -n "$quick" ]; then  # both 8B models written meanwhile, on the CPUs the GPU sections leave idle
+      for type in Q8_0 Q4_K_M; do
+        "$bin/llm-synth" --preset llama3.1-8b --type "$type" -o "$models/8b-$type.gguf" > "$models/synth-$type.log" 2>&1 &
+      done
+    fi
     section "machine"
     nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.memory --format=csv,noheader
     echo "$(nproc) CPUs, $(ldd --version | head -1)"
@@ -137,16 +144,21 @@ run() {
     section_end
 
     section "decode matmuls at the 8B shapes: default GPU opts and their neighbours"
-    timeout 180 "$bin/nv_matvec_sweep" > "$out/matvec-sweep.txt" 2>&1
+    timeout 180 "$bin/nv_matvec_sweep" NV ${quick:+--defaults} > "$out/matvec-sweep.txt" 2>&1
     head -3 "$out/matvec-sweep.txt"; sed -n '/^per matmul/,$p' "$out/matvec-sweep.txt"; echo "(every row: OUT/matvec-sweep.txt)"
     section_end
 
     for type in Q8_0 Q4_K_M; do
       section "LLM, 8B-shaped $type (n_embd 4096, 32 layers, 8 KV heads, ffn 14336)"
       local m=$models/8b-$type.gguf
-      timeout 150 "$bin/llm-synth" --preset llama3.1-8b --type "$type" -o "$m" > "$models/synth.log" 2>&1; tail -1 "$models/synth.log"
+      if [ -n "$quick" ]; then
+        wait; tail -1 "$models/synth-$type.log"
+      else
+        timeout 150 "$bin/llm-synth" --preset llama3.1-8b --type "$type" -o "$m" > "$models/synth.log" 2>&1; tail -1 "$models/synth.log"
+      fi
       echo "-- decode and prefill, graphs replayed"
       timeout 150 "$bin/llm" --model "$m" --device NV --max-context 1024 --benchmark 32 2>&1 | grep -v -E "^ +[0-9.]+ ms" | tail -12
+      if [ -n "$quick" ]; then rm -f "$m"; section_end; continue; fi
       if [ "$type" = Q8_0 ]; then
         echo "-- the same, each kernel launched on its own (--no-graphs)"
         timeout 150 "$bin/llm" --model "$m" --device NV --max-context 1024 --benchmark 32 --no-graphs 2>&1 | grep -E "^prefill"

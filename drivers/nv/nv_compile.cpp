@@ -43,6 +43,11 @@ class nv_program final : public program {
     if (buffers.size() < std::size_t(shape_.buffers) || vars.size() < std::size_t(shape_.vars))
       throw usage_error(str(owner_.name(), ": kernel '", name_, "' uses ", shape_.buffers, " buffers and ", shape_.vars,
                             " variables; launch gave ", buffers.size(), " and ", vars.size()));
+    for (int i = 0; i < shape_.buffers; ++i)  // the kernel's loads rely on it (codegen::nvptx_buffer_align)
+      if (reinterpret_cast<std::uintptr_t>(buffers[std::size_t(i)]) % codegen::nvptx_buffer_align != 0)
+        throw usage_error(str(owner_.name(), ": kernel '", name_, "': buffer slot ", i, " at ",
+                              buffers[std::size_t(i)], " is not ", codegen::nvptx_buffer_align,
+                              "-byte aligned (NV kernels take whole allocations)"));
     const std::uint64_t blocks = codegen::nvptx_blocks(nodes_, global_ranges_, shape_, vars);
     if (blocks == 0) return;  // an empty output
     // cuLaunchKernel takes a pointer to each parameter's value.

@@ -32,7 +32,7 @@ void check_gpu_opts(const char* target, int block_size, int global_ranges, const
 }
 
 llvm::Function* create_gpu_kernel(llvm::Module& module, const std::string& name, std::span<const ast::node> nodes,
-                                  unsigned global_space, kernel_frame& frame, int& vars) {
+                                  unsigned global_space, kernel_frame& frame, int& vars, unsigned buffer_align) {
   const kernel_arguments used = arguments_of(nodes);
   llvm::LLVMContext& ctx = module.getContext();
   std::vector<llvm::Type*> params(std::size_t(used.buffers), llvm::PointerType::get(ctx, global_space));
@@ -41,7 +41,10 @@ llvm::Function* create_gpu_kernel(llvm::Module& module, const std::string& name,
   auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, module);
   f->addFnAttr(llvm::Attribute::NoUnwind);
   // tg's slots are distinct buffers, as on the CPU (a plan never binds one buffer to two slots of a kernel).
-  for (int i = 0; i < used.buffers; ++i) f->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+  for (int i = 0; i < used.buffers; ++i) {
+    f->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+    if (buffer_align > 0) f->addParamAttr(unsigned(i), llvm::Attribute::getWithAlignment(ctx, llvm::Align(buffer_align)));
+  }
   frame.buffer_args = used.buffers;
   vars = used.vars;
   return f;

@@ -30,9 +30,11 @@ inline constexpr int max_gpu_reduce_unroll = 32;
 void check_gpu_opts(const char* target, int block_size, int global_ranges, const kernel_opts& opts);
 
 // void @name(ptr addrspace(global_space) noalias %buf0, ..., i64 %var0, ...) for the buffers and
-// variables `nodes` use; its buffer count in `frame.buffer_args`.
+// variables `nodes` use; its buffer count in `frame.buffer_args`. With `buffer_align`, each
+// buffer pointer is marked aligned to that many bytes (the backend guarantees it at launch), so
+// LLVM widens the loads it can prove aligned (a Q8_0 block's weight pair to one 16-bit load).
 llvm::Function* create_gpu_kernel(llvm::Module& module, const std::string& name, std::span<const ast::node> nodes,
-                                  unsigned global_space, kernel_frame& frame, int& vars);
+                                  unsigned global_space, kernel_frame& frame, int& vars, unsigned buffer_align = 0);
 
 // kernel_frame::thread_index for a 1-D grid of `block_size`-thread blocks: block * block_size +
 // thread as i64, from the target's i32 block and thread ids (emitted at `b`'s insertion point).

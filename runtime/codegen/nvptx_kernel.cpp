@@ -82,7 +82,7 @@ nvptx_kernel_shape emit_nvptx_kernel(llvm::Module& module, const std::string& na
   check_gpu_opts("nvptx", block_size, global_ranges, opts);
   kernel_frame frame;
   int vars = 0;
-  llvm::Function* f = create_gpu_kernel(module, name, nodes, global_address_space, frame, vars);
+  llvm::Function* f = create_gpu_kernel(module, name, nodes, global_address_space, frame, vars, nvptx_buffer_align);
   const nvptx_kernel_shape shape{frame.buffer_args, vars, block_size, opts.group_lanes, opts.upcast};
   f->setCallingConv(llvm::CallingConv::PTX_Kernel);
   annotate(module, f, "kernel", 1);

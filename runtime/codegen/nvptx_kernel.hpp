@@ -23,6 +23,12 @@ class Module;
 
 namespace tg::codegen {
 
+// Every buffer an NVPTX kernel is launched with starts on this boundary (cuMemAlloc gives 256;
+// drivers/nv checks each launch), and the kernel's pointer parameters say so: LLVM then loads
+// a Q8_0 block's weight pair as one 16-bit load and two int16 activations as one 32-bit load
+// where it would otherwise load each element apart.
+inline constexpr unsigned nvptx_buffer_align = 16;
+
 struct nvptx_kernel_shape {
   int buffers = 0;         // pointer parameters, one per buffer slot
   int vars = 0;            // i64 parameters after them, one per variable index

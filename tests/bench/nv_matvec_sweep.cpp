@@ -7,7 +7,8 @@
 // move. Launches rotate over copies of the weight that together pass 256 MB, so the card's L2
 // (60 MB on an H200) does not serve a launch what the one before it read.
 //
-//   build/tests/bench/nv_matvec_sweep [NV:<n>]      needs an NVIDIA GPU (scripts/device-check.sh runs it)
+//   build/tests/bench/nv_matvec_sweep [NV:<n>] [--defaults]   needs an NVIDIA GPU (scripts/device-check.sh
+//                                                             runs it); --defaults: the default opts only
 #include <tg/device.hpp>
 
 #include <algorithm>
@@ -96,6 +97,7 @@ std::vector<tg::codegen::kernel_opts> variants(const tg::codegen::kernel_opts& b
 
 int main(int argc, char** argv) {
   try {
+    const bool defaults_only = argc > 2 && std::string(argv[2]) == "--defaults";
     tg::device dev(argc > 1 ? argv[1] : "NV");
     auto& gpu = dynamic_cast<nv::nv_backend&>(dev.impl());
     tg::kernel_compiler& compiler = *gpu.compiler();
@@ -147,7 +149,8 @@ int main(int argc, char** argv) {
         std::vector<float> want;
         double base_seconds = 0, best_seconds = 0;
         std::string best;
-        for (const tg::codegen::kernel_opts& opts : variants(base)) {
+        const std::vector<tg::codegen::kernel_opts> tried = defaults_only ? std::vector{base} : variants(base);
+        for (const tg::codegen::kernel_opts& opts : tried) {
           const std::string text = gpu_text(opts);
           std::shared_ptr<tg::program> p;
           try {

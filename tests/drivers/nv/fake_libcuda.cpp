@@ -49,7 +49,10 @@ CUresult cuDevicePrimaryCtxRetain(void** c, int d) { (void)d; *c = (void*)0x1; r
 CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
 CUresult cuCtxSetCurrent(void* c) { (void)c; return 0; }
 CUresult cuMemGetInfo_v2(size_t* f, size_t* t) { *f = *t = (size_t)1 << 30; return 0; }
-CUresult cuMemAlloc_v2(uint64_t* p, size_t n) { *p = (uint64_t)(uintptr_t)malloc(n); return *p ? 0 : 2; }
+CUresult cuMemAlloc_v2(uint64_t* p, size_t n) {  // 256-byte aligned, as the driver's allocations are
+  *p = (uint64_t)(uintptr_t)aligned_alloc(256, (n + 255) / 256 * 256);
+  return *p ? 0 : 2;
+}
 CUresult cuMemFree_v2(uint64_t p) { free((void*)(uintptr_t)p); return 0; }
 CUresult cuMemAllocHost_v2(void** p, size_t n) { ++host_allocs; *p = malloc(n); return *p ? 0 : 2; }
 CUresult cuMemFreeHost(void* p) { free(p); return 0; }

@@ -127,6 +127,17 @@ TEST_CASE("on a stand-in driver: device information, staged copies, PTX loaded, 
     const std::string form = dev.prepare(kb.finish()).describe();
     CHECK(form == "sm_90, 1 threads per output, 40 registers, 0 local bytes per thread");  // the stand-in's 40
   }
+  SUBCASE("a buffer off the 16-byte boundary the kernels' loads assume is refused at launch, naming its slot") {
+    tg::kernel_builder kb;
+    auto i = kb.output_range(64);
+    kb.store(0, i, kb.load<float>(1, i) + 1.0f);
+    const tg::prepared_kernel k = dev.prepare(kb.finish());
+    tg::buffer out = dev.allocate(256), in = dev.allocate(256 + 8);
+    std::vector<void*> pointers{out.data(), static_cast<std::byte*>(in.data()) + 8};
+    CHECK_THROWS_WITH_AS(k.compiled()->launch(pointers, {}), doctest::Contains("buffer slot 1"), tg::usage_error);
+    pointers[1] = in.data();
+    CHECK_NOTHROW(k.compiled()->launch(pointers, {}));
+  }
   SUBCASE("the launch timer marks each launch with CUDA events and reads their spans at finish, not the host's clock") {
     auto timer = nv.make_launch_timer();
     for (int i = 0; i < 3; ++i) {
