@@ -187,16 +187,16 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
     // over 16 lanes (the LLM's int8 matmuls) takes 16, and the nested split below the rest.
     int lanes = traits.wave_lanes;
     while (r.bound > 0 && lanes > 2 && lanes / 2 >= r.bound) lanes /= 2;
-    // Fewer than a wave, over a block loop (the int8 matmuls' 8 or 16 lanes): the rest of the
-    // wave splits the blocks, so a wave reads neighbouring blocks of one row together and
-    // each thread walks fewer of them (kernel_opts::nested_lanes). Only for a kernel's one
-    // split reduce (the group is the kernel's).
     // Threads that would each read only a sliver of a block (traits.min_thread_block_bytes) take
     // several of its lanes instead, and the blocks go to more of the wave.
     if (tops.size() == 1 && r.nested_bound != 0 && traits.min_thread_block_bytes > 0) {
       const std::int64_t block = narrowest_block(nodes, r.range, r.nested_range);
       while (block > 0 && lanes > 2 && block < std::int64_t(traits.min_thread_block_bytes) * lanes) lanes /= 2;
     }
+    // Fewer than a wave, over a block loop (the int8 matmuls' 8 or 16 lanes): the rest of the
+    // wave splits the blocks, so a wave reads neighbouring blocks of one row together and
+    // each thread walks fewer of them (kernel_opts::nested_lanes). Only for a kernel's one
+    // split reduce (the group is the kernel's).
     if (tops.size() == 1 && r.nested_bound != 0)
       while (lanes * nested < traits.wave_lanes && (r.nested_bound < 0 || nested * 2 <= r.nested_bound)) nested *= 2;
     group = group == 0 ? lanes * nested : std::min(group, lanes);
