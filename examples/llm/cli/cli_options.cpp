@@ -40,7 +40,10 @@ void add_options(CLI::App& app, cli_options& o) {
       ->capture_default_str();
   app.add_option("--max-body", o.max_body, "--serve: largest request body in bytes")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--timeout", o.timeout, "--serve: socket read/write timeout in seconds")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--device", o.device, "device to run on")->capture_default_str();
+  app.add_option("--device", o.device,
+                 "device to run on: CPU; AMD or AMD:<n> (a card, PCI ones first), AMD:PCI:<n>, AMD:USB:<n> (behind a USB4/USB3 dock), "
+                 "AMD:EMU[:gfx11|gfx1101|gfx12|gfx1201][:usb] (the emulated GPU, slow); NV or NV:<n> (an NVIDIA GPU through its driver)")
+      ->capture_default_str();
   app.add_option("--dump-logits", o.dump_logits, "write float32 logits (n_vocab per position) of the prompt or --tokens");
   app.add_option("--tokens", o.tokens, "the prompt as token ids, e.g. 1,2,3 (instead of --prompt)")->delimiter(',');
   app.add_flag("--tokenize", o.tokenize, "print the prompt's token ids on one line and exit");
