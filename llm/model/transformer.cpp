@@ -2,6 +2,7 @@
 #include "llm/model/transformer.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -109,6 +110,7 @@ struct transformer::state {
   struct profile_entry {
     std::int64_t launches = 0;
     double seconds = 0;
+    double weight_bytes = 0;  // of a matmul's launches: the weight bytes they read
     std::string form;
   };
   bool profiling = false;
@@ -128,10 +130,11 @@ struct transformer::state {
   graph_builder* capturing = nullptr;  // while capturing: where run() adds launches
   graph_var capture_pos;
 
-  void run(device& dev, const launchable& k, std::initializer_list<buffer> buffers) {
-    run(dev, k, std::span<const buffer>(buffers.begin(), buffers.size()));
+  // weight_bytes: what a matmul's launch reads of its weight, for the profile's bandwidth.
+  void run(device& dev, const launchable& k, std::initializer_list<buffer> buffers, std::int64_t weight_bytes = 0) {
+    run(dev, k, std::span<const buffer>(buffers.begin(), buffers.size()), weight_bytes);
   }
-  void run(device& dev, const launchable& k, std::span<const buffer> buffers) {
+  void run(device& dev, const launchable& k, std::span<const buffer> buffers, std::int64_t weight_bytes = 0) {
     if (!k.prepared) k.prepared = dev.prepare(k.kernel);
     if (capturing) {
       const std::vector<graph_slot> slots(buffers.begin(), buffers.end());
@@ -150,6 +153,7 @@ struct transformer::state {
     timer->stop();
     auto& entry = profile[kernel_name(k.kernel.nodes, k.kernel.global_ranges)];
     entry.launches += 1;
+    entry.weight_bytes += double(weight_bytes);
     if (entry.form.empty()) entry.form = k.prepared.describe();
     timed.push_back(&entry);
   }
@@ -498,7 +502,13 @@ std::string transformer::profile_report() const {
   std::vector<std::pair<double, std::string>> rows;
   double total = 0;
   for (const auto& [name, entry] : s_->profile) {
-    rows.push_back({entry.seconds, name + " x" + std::to_string(entry.launches) + (entry.form.empty() ? "" : "  [" + entry.form + "]")});
+    std::string line = name + " x" + std::to_string(entry.launches) + (entry.form.empty() ? "" : "  [" + entry.form + "]");
+    if (entry.weight_bytes > 0 && entry.seconds > 0) {  // a matmul: how fast it read its weights
+      char rate[64];
+      std::snprintf(rate, sizeof rate, "  weights at %.1f GB/s", entry.weight_bytes / entry.seconds / 1e9);
+      line += rate;
+    }
+    rows.push_back({entry.seconds, line});
     total += entry.seconds;
   }
   std::sort(rows.rbegin(), rows.rend());
@@ -558,15 +568,16 @@ void transformer::run_layer(std::size_t index) {
   auto matmul = [&](const linear& l, const buffer& out, const buffer& in, const buffer& residual = {},
                     const std::optional<weight>& bias = std::nullopt) {
     const launchable& kernel = pick(l);
+    const std::int64_t weight = l.w->rows * l.w->row_bytes;
     if (uses_int8_activations(*l.w)) {
       const rounded_input& r = s.rounded.at(activation_block_for(*l.w));
       const bool bytes = reads_tiles(kernel) && reads_activation_bytes(*l.w);
       const buffer all[] = {out, l.w->data, bytes ? r.xb : r.xq, residual.data() ? residual : out, bias ? bias->data : out,
                             r.xs, r.xsum, l.w->tiles.data() ? l.w->tiles : out};
-      s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)));
-    } else if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data});
-    else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual});
-    else s.run(dev_, kernel, {out, l.w->data, in});
+      s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)), weight);
+    } else if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data}, weight);
+    else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual}, weight);
+    else s.run(dev_, kernel, {out, l.w->data, in}, weight);
   };
   // Rounds `in` (`width` wide) to 8 bits in s.rounded, in the block sizes the matmuls reading it take.
   auto quantize = [&](const buffer& in, std::int64_t width, std::initializer_list<const linear*> readers) {
@@ -663,6 +674,7 @@ void transformer::run_head() {
   state& s = *s_;
   s.run(dev_, s.norm_scale, {{"x", s.x}, {"eps", s.eps}, {"out", s.scale}});
   s.run(dev_, s.norm_apply, {{"x", s.x}, {"s", s.scale}, {"w", weights_.output_norm.data}, {"out", s.hn}});
+  const std::int64_t head_bytes = s.output.w->rows * s.output.w->row_bytes;
   if (uses_int8_activations(*s.output.w)) {
     const std::int64_t block = activation_block_for(*s.output.w);
     const rounded_input& r = s.rounded.at(block);
@@ -676,9 +688,9 @@ void transformer::run_head() {
                   {true, tiles ? tiles_take_sums(*s.output.w) : uses_activation_sums(*s.output.w), bytes});
     const buffer all[] = {s.logits, s.output.w->data, bytes ? r.xb : r.xq, s.logits, s.logits, r.xs, r.xsum,
                           s.output.w->tiles.data() ? s.output.w->tiles : s.logits};
-    s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)));
+    s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)), head_bytes);
   } else {
-    s.run(dev_, s.output.kernel, {s.logits, s.output.w->data, s.hn});
+    s.run(dev_, s.output.kernel, {s.logits, s.output.w->data, s.hn}, head_bytes);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <tg/core/error.hpp>
@@ -75,6 +76,17 @@ void check_batched_equals_alone(tg::synth::architecture arch, tg::synth::weight_
     const std::string report = alone.profile_report();
     CAPTURE(report);
     CHECK(report.find("-bit, int8 dot vp") != std::string::npos);
+    // ... and each matmul's line the rate it read its weights at (the kernels with int8 dots
+    // are the matmuls here), where no other kernel's line has one.
+    std::istringstream lines(report);
+    int matmuls = 0;
+    for (std::string line; std::getline(lines, line);) {
+      CAPTURE(line);
+      const bool matmul = line.find("int8 dot") != std::string::npos;
+      matmuls += matmul;
+      CHECK((line.find(" GB/s") != std::string::npos) == matmul);
+    }
+    CHECK(matmuls >= 3);
     alone.set_profiling(false);
     // The layer matrices' file bytes left resident memory once repacked (the embedding
     // table and norms stay): under half the file, where every byte was read to repack it.
