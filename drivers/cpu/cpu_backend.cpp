@@ -110,7 +110,7 @@ class cpu_graph final : public executable_graph {
 
 // What a kernel's int8 dot products become on this target, for TG_DEBUG=1 and -v: pair sums
 // of 16-bit products (the int8 matmuls) are pmaddwd, folded into vpdpwssd with VNNI; quad
-// sums of bytes (VNNI tiles) are vpdpbusd (llvm_kernel.cpp: x86_quad_sums).
+// sums of bytes (VNNI tiles) are vpdpbusd (llvm_emitter_reduce.cpp: x86_quad_sums).
 std::string isa_form(std::span<const ast::node> nodes, const codegen::kernel_opts& opts, const cpu_target& target) {
   bool pairs = false, quads = false;
   for (const ast::node& n : nodes) {

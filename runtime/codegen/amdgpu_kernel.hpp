@@ -2,7 +2,7 @@
 // renderer of the AMD backend. The schedule: one work-item (or a group of them) per output
 // element or per register tile of them, in workgroups of `workgroup_size` along the flattened output, the last workgroup
 // bounds-guarded.
-// The ops are the CPU renderer's (llvm_kernel.cpp, through kernel_frame.hpp); what differs is the
+// The ops are the CPU renderer's (llvm_emitter.hpp, through kernel_frame.hpp); what differs is the
 // frame:
 //   define amdgpu_kernel void @name(ptr addrspace(1) noalias %buf0, ..., i64 %var0, ...)
 // the buffers in slot order, then the variable values, which is how drivers/amd's kernarg

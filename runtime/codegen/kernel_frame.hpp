@@ -1,5 +1,5 @@
 // kernel_frame.hpp: how a rendered kernel gets its arguments and its output indices, the one
-// part of the AST -> LLVM IR emitter (llvm_kernel.cpp) that differs between targets. The CPU's
+// part of the AST -> LLVM IR emitter (llvm_emitter.hpp) that differs between targets. The CPU's
 // frame is the default: void(uint8_t** buffers, const int64_t* vars, begin, end) with a loop per
 // output range. A GPU frame (amdgpu_kernel.cpp) gives one thread per output element: the function
 // takes the buffers as its first arguments and the variables after them, and the frame says how

@@ -1,7 +1,7 @@
-// llvm_value_ops.hpp: the shape-free half of the codegen (llvm_kernel.cpp): dtypes as LLVM
+// llvm_value_ops.hpp: the shape-free half of the codegen (llvm_emitter.hpp): dtypes as LLVM
 // types in registers and in memory, constants, and the unary, binary and cast ops, on
 // scalars and vectors alike. 16-bit floats and bools are widened in registers (float, i1)
-// and narrowed in memory. Only llvm_kernel.cpp includes it.
+// and narrowed in memory. Only llvm_emitter.hpp includes it.
 #pragma once
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>

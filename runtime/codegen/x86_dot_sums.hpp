@@ -1,5 +1,5 @@
 // x86_dot_sums.hpp: the int8 matmuls' lane sums named as the x86 instructions that compute them
-// (llvm_kernel.cpp's reduce_as_lanes calls these): pair sums of 16-bit products as pmaddwd
+// (llvm_emitter_reduce.cpp's reduce_as_lanes calls these): pair sums of 16-bit products as pmaddwd
 // (folded into vpdpwssd with VNNI by LLVM's instruction selection), quad sums of unsigned by
 // signed bytes as vpdpbusd (AVX-512 VNNI), whose running sum is folded in here because LLVM
 // does not. Each returns null where the target or the value's shape has no such instruction,

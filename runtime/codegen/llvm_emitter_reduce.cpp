@@ -1,0 +1,225 @@
+// llvm_emitter_reduce.cpp: reduces: loops with per-lane accumulators, group splits across GPU lanes, reduces as vector lanes and their horizontal sums (the emitter: llvm_emitter.hpp).
+#include "runtime/codegen/llvm_emitter.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+#include <algorithm>
+#include <bit>
+#include <tg/core/error.hpp>
+#include "runtime/codegen/x86_dot_sums.hpp"
+
+namespace tg::codegen {
+
+lanes emitter::reduce(const ast::node& x) {
+  const ast::node& r = nodes_[std::size_t(x.src[1])];
+  // The group's threads split a top-level reduce (one not inside another's loop) between them,
+  // a lane-hinted one too: what the CPU lays out as vector lanes, a GPU lays out as threads.
+  const bool split = group_lane_ != nullptr && reduce_depth_ == 0;
+  // The reduce directly inside a split one, taking the group's nested lanes (kernel_opts::nested_lanes).
+  const bool nested = group_lane_ != nullptr && &x == nested_reduce_;
+  if (int w = lane_reduce_width(x, r); w > 0 && !split) return reduce_as_lanes(x, w);
+  if (split) nested_reduce_ = nested_body(x);
+  const std::int64_t outer_lanes = opts_.group_lanes / (nested_reduce_ != nullptr ? opts_.nested_lanes : 1);
+  llvm::Value* bound = emit(r.src[0])[0];
+  llvm::Type* t = reg_type(x.dt);
+  llvm::Value* identity = x.o == ast::op::reduce_sum ? llvm::Constant::getNullValue(t) : lowest(x.dt);
+  // Each thread takes `copies` iterations `spacing` apart per trip (G for the split reduce, 1
+  // for an innermost loop), with an accumulator each: that many independent loads in flight
+  // per wait. A copy past the bound evaluates the trip's first iteration (so its loads stay
+  // in bounds) and is not accumulated.
+  const std::int64_t spacing = split ? outer_lanes : nested ? opts_.nested_lanes : 1;
+  // On a GPU frame without groups (a matmul's register tile: kernel_opts::upcast) the innermost
+  // loops take copies too, into one accumulator per lane: the loads of a trip are independent
+  // and in flight together, and the tile's lanes already give the adds independent chains.
+  int copies = 1;
+  auto* constant_bound = llvm::dyn_cast<llvm::ConstantInt>(bound);
+  if (frame_.gpu() && (split || nested || !has_loop_below(x.src[0]))) {
+    copies = std::max(1, opts_.reduce_unroll);
+    if (constant_bound != nullptr)  // no copy that can never be in range
+      copies = int(std::clamp<std::int64_t>((constant_bound->getSExtValue() + spacing - 1) / spacing, 1, copies));
+  }
+  const bool chain = group_lane_ == nullptr && copies > 1;
+  // Every trip whole when a constant bound is a multiple of spacing x copies (each thread
+  // starts below `spacing`): no copy needs its range check.
+  const bool whole = constant_bound != nullptr && constant_bound->getSExtValue() % (spacing * copies) == 0;
+  auto* pre = b_.GetInsertBlock();
+  llvm::Value* start = b_.getInt64(0);
+  if (split) start = outer_lanes == opts_.group_lanes ? group_lane_ : b_.CreateAnd(group_lane_, b_.getInt64(std::uint64_t(outer_lanes - 1)));
+  if (nested) start = b_.CreateLShr(group_lane_, b_.getInt64(std::uint64_t(std::countr_zero(std::uint64_t(outer_lanes)))));
+  loop l = open_loop(start, bound, "r", spacing * copies);
+  std::vector<lanes> values(static_cast<std::size_t>(copies));
+  std::vector<llvm::Value*> in_range(static_cast<std::size_t>(copies), nullptr);
+  ++reduce_depth_;
+  for (int u = 0; u < copies; ++u) {
+    llvm::Value* index = l.index;
+    if (u > 0) {
+      llvm::Value* at = b_.CreateAdd(l.index, b_.getInt64(std::uint64_t(u * spacing)), "", true, true);
+      if (!whole) {
+        in_range[std::size_t(u)] = b_.CreateICmpSLT(at, bound);
+        at = b_.CreateSelect(in_range[std::size_t(u)], at, l.index);
+      }
+      index = at;
+    }
+    scopes_.emplace_back();
+    scopes_.back()[x.src[1]] = splat(index);
+    values[std::size_t(u)] = emit(x.src[0]);
+    scopes_.pop_back();
+  }
+  --reduce_depth_;
+  // accumulators: phis in the header, scalar or vector like the values they sum
+  std::vector<lanes> acc(chain ? 1 : std::size_t(copies), lanes(static_cast<std::size_t>(lane_count_)));
+  {
+    auto saved = b_.saveIP();
+    b_.SetInsertPoint(l.header, l.header->getFirstNonPHIIt());
+    for (std::size_t u = 0; u < acc.size(); ++u)
+      for (std::size_t i = 0; i < acc[u].size(); ++i) {
+        llvm::Value* like = values[u][i];
+        auto* phi = b_.CreatePHI(shaped(t, like), 2, "acc");
+        phi->addIncoming(is_vec(like) ? b_.CreateVectorSplat(width_of(like), identity) : identity, pre);
+        acc[u][i] = phi;
+      }
+    b_.restoreIP(saved);
+  }
+  std::vector<lanes> next = acc;
+  for (std::size_t u = 0; u < values.size(); ++u) {
+    const std::size_t into = chain ? 0 : u;
+    for (std::size_t i = 0; i < next[into].size(); ++i) {
+      llvm::Value* sum = accumulate(x.o, x.dt, next[into][i], values[u][i]);
+      next[into][i] = in_range[u] != nullptr ? b_.CreateSelect(in_range[u], sum, next[into][i]) : sum;
+    }
+  }
+  close_loop(l);
+  for (std::size_t u = 0; u < acc.size(); ++u)
+    for (std::size_t i = 0; i < acc[u].size(); ++i)
+      llvm::cast<llvm::PHINode>(acc[u][i])->addIncoming(next[u][i], l.index->getIncomingBlock(1));
+  lanes result = acc[0];
+  for (std::size_t u = 1; u < acc.size(); ++u)
+    for (std::size_t i = 0; i < result.size(); ++i) result[i] = accumulate(x.o, x.dt, result[i], acc[u][i]);
+  if (split) {
+    for (llvm::Value*& a : result) a = combine_group(x, a);  // every lane's part, the nested split's too
+    nested_reduce_ = nullptr;
+  }
+  return result;
+}
+
+const ast::node* emitter::nested_body(const ast::node& x) const {
+  if (opts_.nested_lanes <= 1) return nullptr;
+  const ast::node& body = nodes_[std::size_t(x.src[0])];
+  if (body.o != x.o || body.dt != x.dt || lane_reduce_width(body, nodes_[std::size_t(body.src[1])]) > 0) return nullptr;
+  return &body;
+}
+
+bool emitter::has_loop_below(int n) {
+  if (n == ast::none) return false;
+  auto it = loops_below_.find(n);
+  if (it != loops_below_.end()) return it->second;
+  const ast::node& x = nodes_[std::size_t(n)];
+  bool found = ast::is_reduce(x.o) && lane_reduce_width(x, nodes_[std::size_t(x.src[1])]) == 0;
+  for (int s = 0; s < ast::source_count(x.o) && !found; ++s) found = has_loop_below(x.src[s]);
+  return loops_below_[n] = found;
+}
+
+llvm::Value* emitter::combine_group(const ast::node& x, llvm::Value* part) {
+  for (int mask = opts_.group_lanes / 2; mask >= 1; mask /= 2)
+    part = accumulate(x.o, x.dt, part, swap_lanes(part, mask));
+  return part;
+}
+
+llvm::Value* emitter::swap_lanes(llvm::Value* v, int mask) {
+  llvm::Type* t = v->getType();
+  if (t->isVectorTy()) throw usage_error("codegen: a vector accumulator in a reduce split across lanes");
+  const unsigned bits = t->getPrimitiveSizeInBits();
+  llvm::Type* word = b_.getInt32Ty();
+  llvm::Value* as_int = t->isIntegerTy() ? v : b_.CreateBitCast(v, b_.getIntNTy(bits));
+  if (bits <= 32) {
+    llvm::Value* w = bits == 32 ? as_int : b_.CreateZExt(as_int, word);
+    llvm::Value* got = frame_.lane_swap(b_, w, mask);
+    llvm::Value* back = bits == 32 ? got : b_.CreateTrunc(got, b_.getIntNTy(bits));
+    return t->isIntegerTy() ? back : b_.CreateBitCast(back, t);
+  }
+  if (bits != 64) throw usage_error(str("codegen: a ", bits, "-bit accumulator in a reduce split across lanes"));
+  llvm::Value* lo = frame_.lane_swap(b_, b_.CreateTrunc(as_int, word), mask);
+  llvm::Value* hi = frame_.lane_swap(b_, b_.CreateTrunc(b_.CreateLShr(as_int, b_.getInt64(32)), word), mask);
+  llvm::Value* joined = b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()), b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), b_.getInt64(32)));
+  return t->isIntegerTy() ? joined : b_.CreateBitCast(joined, t);
+}
+
+int emitter::lane_reduce_width(const ast::node& x, const ast::node& range) const {
+  if (x.arg != ast::reduce_as_lanes || x.o != ast::op::reduce_sum) return 0;
+  if (vec_range_ >= 0 && is_float(x.dt)) return 0;  // float sums there keep their loop (and rounding)
+  if (x.dt == dtype::float16 || x.dt == dtype::bfloat16 || x.dt == dtype::float64 || x.dt == dtype::bool_) return 0;
+  const ast::node& bound = nodes_[std::size_t(range.src[0])];
+  // 64 lanes, or 128 for an integer quad sum inside a vector range (a tile of 32 rows of
+  // byte dot products: x86 vpdpbusd, 4 products per lane).
+  const int most = bound.arg == 4 && vec_range_ >= 0 && !is_float(x.dt) ? 128 : 64;
+  if (bound.o != ast::op::constant || bound.arg < 2 || vec_width_ * bound.arg > most) return 0;
+  return int(bound.arg);
+}
+
+lanes emitter::reduce_as_lanes(const ast::node& x, int k) {
+  const int outer = vec_width_;
+  vec_width_ = outer * k;
+  scopes_.emplace_back();
+  auto lane_values = [&](auto value_of) {
+    std::vector<std::uint64_t> values;
+    for (int f = 0; f < vec_width_; ++f) values.push_back(std::uint64_t(value_of(f)));
+    return llvm::ConstantDataVector::get(ctx_, values);
+  };
+  int inner = k;  // lanes of the ranges inside each enclosing one, innermost first
+  for (auto it = lane_ranges_.rbegin(); it != lane_ranges_.rend(); ++it) {
+    const int width = it->second, stride = inner;
+    scopes_.back()[it->first] = splat(lane_values([&](int f) { return (f / stride) % width; }));
+    inner *= width;
+  }
+  scopes_.back()[x.src[1]] = splat(lane_values([&](int f) { return f % k; }));
+  lane_ranges_.push_back({x.src[1], k});
+  ++reduce_depth_;  // reduces inside are per vector lane, not split across a group
+  const lanes& v = emit(x.src[0]);
+  --reduce_depth_;
+  lanes out = per_lane({&v}, [&](std::size_t l) { return horizontal(x, widen(v[l]), outer, k); });
+  lane_ranges_.pop_back();
+  scopes_.pop_back();
+  vec_width_ = outer;
+  return out;
+}
+
+llvm::Value* emitter::horizontal(const ast::node& x, llvm::Value* v, int outer, int k) {
+  if (k == 2 && !is_float(x.dt))
+    if (llvm::Value* pairs = x86_pair_sums(b_, opts_.isa, v, outer)) return pairs;
+  if (k == 4 && !is_float(x.dt))
+    if (llvm::Value* quads = x86_quad_sums(b_, opts_.isa, v, outer)) return quads;
+  if (outer == 1) {
+    if (!is_float(x.dt)) return b_.CreateAddReduce(v);
+    auto* sum = llvm::cast<llvm::Instruction>(
+        b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(v->getType()->getScalarType()), v));
+    sum->setHasAllowReassoc(true);  // a tree of shuffles and adds, not a lane-by-lane chain
+    return sum;
+  }
+  llvm::Value* out = nullptr;
+  for (int r = 0; r < k; ++r) {
+    std::vector<int> mask;
+    for (int o = 0; o < outer; ++o) mask.push_back(o * k + r);
+    llvm::Value* part = b_.CreateShuffleVector(v, mask);
+    out = out == nullptr ? part : binary(ast::op::add, x.dt, out, part);
+  }
+  return is_float(x.dt) ? out : b_.CreateFreeze(out);
+}
+
+llvm::Value* emitter::accumulate(ast::op o, dtype t, llvm::Value* acc, llvm::Value* v) {
+  if (o == ast::op::reduce_max) return binary(ast::op::max, t, acc, v);
+  if (!is_float(t)) {
+    if (llvm::Value* folded = x86_fold_quad_sums(b_, acc, v)) return folded;
+    return b_.CreateAdd(acc, v);
+  }
+  auto* sum = llvm::cast<llvm::Instruction>(b_.CreateFAdd(acc, v));
+  // Without a vector range, let the loop vectorizer split each sum into partial sums (a
+  // row sum, a matvec, or several scalar lanes sharing one weight). With a vector range
+  // the lanes are the vector: keep the reduce loop scalar rather than gather along it.
+  if (vec_range_ < 0 && !is_vec(v)) {
+    llvm::FastMathFlags fmf = sum->getFastMathFlags();
+    fmf.setAllowReassoc(true);
+    sum->setFastMathFlags(fmf);
+  }
+  return sum;
+}
+
+}  // namespace tg::codegen
