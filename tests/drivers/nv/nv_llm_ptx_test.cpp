@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,26 @@ TEST_CASE("the LLM's kernels for F32, Q8_0 and Q4_K_M compile to PTX the NV devi
     for (int pos = 8; pos < 11; ++pos) (void)m.forward(std::span(&next, 1), pos);
     MESSAGE(model, ": ", module_loads() - before, " kernels loaded as PTX");
     CHECK(module_loads() - before > 10);
+    // -v's profile on NV: each launch timed by its pair of CUDA events, read after the step. The
+    // stand-in answers 2.5 ms for every pair, so each kernel's time is its launches x 2.5 ms, and
+    // a matmul's line gives its weights' rate.
+    m.set_profiling(true);
+    (void)m.forward(std::span(&next, 1), 11);
+    const std::string report = m.profile_report();
+    CAPTURE(report);
+    std::istringstream lines(report);
+    int kernels = 0, matmuls = 0;
+    for (std::string line; std::getline(lines, line); ++kernels) {
+      CAPTURE(line);
+      const std::size_t x = line.find(" x");
+      REQUIRE(x != std::string::npos);
+      const double ms = std::stod(line), launches = std::stod(line.substr(x + 2));  // "1.5 ms (3%) name x6  [...]"
+      CHECK(ms == doctest::Approx(2.5 * launches));
+      CHECK(line.find("sm_90, ") != std::string::npos);
+      matmuls += line.find(" GB/s") != std::string::npos;
+    }
+    CHECK(kernels > 5);
+    CHECK(matmuls >= 3);
+    m.set_profiling(false);
   }
 }
