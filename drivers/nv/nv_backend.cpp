@@ -144,15 +144,27 @@ void nv_backend::staged_out(std::byte* dst, CUdeviceptr src, std::size_t bytes) 
 
 void nv_backend::synchronize() {
   make_current();
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (auto pause = std::chrono::microseconds(5);; pause = std::min(pause * 2, std::chrono::microseconds(1000))) {
+  // The stream is polled rather than waited on, so a kernel that never ends is reported after
+  // `timeout`. For the first milliseconds (a decode step's whole span) the poll only yields the
+  // core: a sleep overshoots by tens of microseconds to a millisecond, which a token at 100+ tok/s
+  // would wait for at every step; after that it sleeps, backing off to 1 ms, so a long kernel does
+  // not keep a core busy.
+  const auto start = std::chrono::steady_clock::now(), deadline = start + timeout;
+  constexpr auto spin_for = std::chrono::milliseconds(20);
+  for (auto pause = std::chrono::microseconds(20);;) {
     const CUresult r = cu_.cuStreamQuery(stream_);
     if (r == cuda_success) return;
     if (r != cuda_error_not_ready) check(cu_, r, "cuStreamQuery");
-    if (std::chrono::steady_clock::now() > deadline)
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline)
       throw device_error(str(name_, ": the GPU's work did not finish within ", timeout.count(),
                              " s (a kernel that does not end?)"));
-    std::this_thread::sleep_for(pause);
+    if (now - start < spin_for) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    }
   }
 }
 

@@ -92,7 +92,11 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
 }
 CUresult cuStreamCreate(void** s, unsigned flags) { (void)flags; *s = (void*)0x2; return 0; }
 CUresult cuStreamDestroy_v2(void* s) { (void)s; return 0; }
-CUresult cuStreamQuery(void* s) { (void)s; return 0; }
+CUresult cuStreamQuery(void* s) {  // FAKE_CUDA_MODE=busy: work that never finishes
+  (void)s;
+  const char* mode = getenv("FAKE_CUDA_MODE");
+  return mode && strcmp(mode, "busy") == 0 ? 600 : 0; /* CUDA_ERROR_NOT_READY */
+}
 CUresult cuStreamSynchronize(void* s) { (void)s; return 0; }
 CUresult cuEventCreate(void** e, unsigned flags) { (void)flags; *e = (void*)0x3; return 0; }
 CUresult cuEventDestroy_v2(void* e) { (void)e; return 0; }

@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -137,6 +138,18 @@ TEST_CASE("on a stand-in driver: device information, staged copies, PTX loaded, 
     CHECK_THROWS_WITH_AS(k.compiled()->launch(pointers, {}), doctest::Contains("buffer slot 1"), tg::usage_error);
     pointers[1] = in.data();
     CHECK_NOTHROW(k.compiled()->launch(pointers, {}));
+  }
+  SUBCASE("work that never finishes is reported after the device's timeout, naming the device") {
+    setenv("FAKE_CUDA_MODE", "busy", 1);
+    nv.timeout = std::chrono::seconds(1);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH_AS(dev.synchronize(), doctest::Contains("NV: the GPU's work did not finish within 1 s"), tg::device_error);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(waited >= 1.0);
+    CHECK(waited < 3.0);
+    unsetenv("FAKE_CUDA_MODE");
+    nv.timeout = std::chrono::seconds(60);
+    CHECK_NOTHROW(dev.synchronize());
   }
   SUBCASE("the launch timer marks each launch with CUDA events and reads their spans at finish, not the host's clock") {
     auto timer = nv.make_launch_timer();
