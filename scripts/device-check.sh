@@ -18,7 +18,7 @@
 #                                                 logits on NV against the CPU's on small synthetic
 #                                                 models, the decode matmuls with the default GPU
 #                                                 opts and their neighbours (nv_matvec_sweep), and
-#                                                 the LLM benchmark (tok/s, then each
+#                                                 the LLM benchmark (tok/s, with CUDA graphs too, then each
 #                                                 kernel's time by CUDA events) on synthetic
 #                                                 8B-shaped Q8_0 and Q4_K_M models; also into
 #                                                 OUT/device-check.txt, with each section's seconds;
@@ -160,6 +160,8 @@ run() {
       fi
       echo "-- decode and prefill, graphs replayed"
       timeout 150 "$bin/llm" --model "$m" --device NV --max-context 1024 --benchmark 32 2>&1 | grep -v -E "^ +[0-9.]+ ms" | tail -12
+      echo "-- the same, graphs replayed as CUDA graphs (TG_NV_GRAPHS=1)"
+      TG_NV_GRAPHS=1 timeout 150 "$bin/llm" --model "$m" --device NV --max-context 1024 --benchmark 32 2>&1 | grep -E "^prefill|^error"
       if [ -n "$quick" ]; then rm -f "$m"; section_end; continue; fi
       if [ "$type" = Q8_0 ]; then
         echo "-- the same, each kernel launched on its own (--no-graphs)"

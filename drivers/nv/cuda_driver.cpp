@@ -27,6 +27,12 @@ void bind(void* lib, const char* name, Fn& fn, const std::string& path) {
   fn = reinterpret_cast<Fn>(symbol);
 }
 
+// An entry point tg can do without: left null when the driver does not export it.
+template <class Fn>
+void bind_optional(void* lib, const char* name, Fn& fn) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+}
+
 std::unique_ptr<cuda_driver> open_driver() {
   const std::string path = library_path();
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -70,6 +76,13 @@ std::unique_ptr<cuda_driver> open_driver() {
     bind(lib, "cuEventRecord", cu->cuEventRecord, path);
     bind(lib, "cuEventSynchronize", cu->cuEventSynchronize, path);
     bind(lib, "cuEventElapsedTime", cu->cuEventElapsedTime, path);
+    bind_optional(lib, "cuGraphCreate", cu->cuGraphCreate);
+    bind_optional(lib, "cuGraphDestroy", cu->cuGraphDestroy);
+    bind_optional(lib, "cuGraphAddKernelNode", cu->cuGraphAddKernelNode);
+    bind_optional(lib, "cuGraphInstantiateWithFlags", cu->cuGraphInstantiateWithFlags);
+    bind_optional(lib, "cuGraphExecKernelNodeSetParams", cu->cuGraphExecKernelNodeSetParams);
+    bind_optional(lib, "cuGraphLaunch", cu->cuGraphLaunch);
+    bind_optional(lib, "cuGraphExecDestroy", cu->cuGraphExecDestroy);
   } catch (...) {
     dlclose(lib);
     throw;

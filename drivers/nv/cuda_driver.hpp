@@ -21,6 +21,20 @@ using CUmodule = struct cu_module*;
 using CUfunction = struct cu_function*;
 using CUstream = struct cu_stream*;
 using CUevent = struct cu_event*;
+using CUgraph = struct cu_graph*;
+using CUgraphNode = struct cu_graph_node*;
+using CUgraphExec = struct cu_graph_exec*;
+
+// CUDA_KERNEL_NODE_PARAMS as cuGraphAddKernelNode and cuGraphExecKernelNodeSetParams (the
+// exported v1 entry points) take it: a kernel node's function, grid, block and parameters.
+struct cuda_kernel_node_params {
+  CUfunction func;
+  unsigned grid_x, grid_y, grid_z;
+  unsigned block_x, block_y, block_z;
+  unsigned shared_bytes;
+  void** kernel_params;
+  void** extra;
+};
 
 inline constexpr CUresult cuda_success = 0;
 inline constexpr CUresult cuda_error_no_device = 100;
@@ -72,6 +86,21 @@ struct cuda_driver {
   CUresult (*cuEventRecord)(CUevent event, CUstream stream);
   CUresult (*cuEventSynchronize)(CUevent event);
   CUresult (*cuEventElapsedTime)(float* milliseconds, CUevent start, CUevent end);
+  // CUDA graphs (CUDA 11.4 on): null where the driver lacks them, and NV graphs replay as
+  // launch lists (nv_graph.cpp).
+  CUresult (*cuGraphCreate)(CUgraph* graph, unsigned flags) = nullptr;
+  CUresult (*cuGraphDestroy)(CUgraph graph) = nullptr;
+  CUresult (*cuGraphAddKernelNode)(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
+                                   std::size_t dependency_count, const cuda_kernel_node_params* params) = nullptr;
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec* exec, CUgraph graph, unsigned long long flags) = nullptr;
+  CUresult (*cuGraphExecKernelNodeSetParams)(CUgraphExec exec, CUgraphNode node,
+                                             const cuda_kernel_node_params* params) = nullptr;
+  CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream stream) = nullptr;
+  CUresult (*cuGraphExecDestroy)(CUgraphExec exec) = nullptr;
+  bool has_graphs() const {
+    return cuGraphCreate && cuGraphDestroy && cuGraphAddKernelNode && cuGraphInstantiateWithFlags &&
+           cuGraphExecKernelNodeSetParams && cuGraphLaunch && cuGraphExecDestroy;
+  }
 
   // The driver of this process, loaded at the first call from $TG_LIBCUDA (default
   // "libcuda.so.1"; tests point it elsewhere) and initialized with cuInit(0). device_error saying

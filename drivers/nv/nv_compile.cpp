@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "drivers/nv/nv_backend.hpp"
+#include "drivers/nv/nv_program.hpp"
 #include "runtime/codegen/gpu_frame.hpp"
 #include "runtime/codegen/nvptx_compiler.hpp"
 #include "runtime/codegen/nvptx_kernel.hpp"
@@ -24,54 +25,6 @@ namespace tg::nv {
 namespace {
 
 constexpr int block_size = 256;  // threads per block: 8 warps, as AMD's 8 waves
-
-class nv_program final : public program {
- public:
-  nv_program(nv_backend& owner, CUmodule module, CUfunction function, std::vector<ast::node> nodes, int global_ranges,
-             codegen::nvptx_kernel_shape shape, std::string name)
-      : owner_(owner), module_(module), function_(function), nodes_(std::move(nodes)), global_ranges_(global_ranges),
-        shape_(shape), name_(std::move(name)) {}
-  ~nv_program() override {  // may not throw: errors are ignored here
-    owner_.driver().cuCtxSetCurrent(owner_.context());
-    owner_.driver().cuModuleUnload(module_);
-  }
-
-  std::string describe() const override { return description_; }
-  void set_description(std::string text) { description_ = std::move(text); }
-
-  void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override {
-    if (buffers.size() < std::size_t(shape_.buffers) || vars.size() < std::size_t(shape_.vars))
-      throw usage_error(str(owner_.name(), ": kernel '", name_, "' uses ", shape_.buffers, " buffers and ", shape_.vars,
-                            " variables; launch gave ", buffers.size(), " and ", vars.size()));
-    for (int i = 0; i < shape_.buffers; ++i)  // the kernel's loads rely on it (codegen::nvptx_buffer_align)
-      if (reinterpret_cast<std::uintptr_t>(buffers[std::size_t(i)]) % codegen::nvptx_buffer_align != 0)
-        throw usage_error(str(owner_.name(), ": kernel '", name_, "': buffer slot ", i, " at ",
-                              buffers[std::size_t(i)], " is not ", codegen::nvptx_buffer_align,
-                              "-byte aligned (NV kernels take whole allocations)"));
-    const std::uint64_t blocks = codegen::nvptx_blocks(nodes_, global_ranges_, shape_, vars);
-    if (blocks == 0) return;  // an empty output
-    // cuLaunchKernel takes a pointer to each parameter's value.
-    std::vector<std::uint64_t> values(std::size_t(shape_.buffers + shape_.vars));
-    std::vector<void*> params(values.size());
-    for (int i = 0; i < shape_.buffers; ++i) values[std::size_t(i)] = std::uint64_t(reinterpret_cast<std::uintptr_t>(buffers[std::size_t(i)]));
-    for (int i = 0; i < shape_.vars; ++i) values[std::size_t(shape_.buffers + i)] = std::uint64_t(vars[std::size_t(i)]);
-    for (std::size_t i = 0; i < values.size(); ++i) params[i] = &values[i];
-    owner_.make_current();
-    check(owner_.driver(), owner_.driver().cuLaunchKernel(function_, unsigned(blocks), 1, 1, unsigned(shape_.block_size), 1,
-                                                          1, 0, owner_.stream(), params.data(), nullptr),
-          "cuLaunchKernel");
-  }
-
- private:
-  nv_backend& owner_;
-  CUmodule module_;
-  CUfunction function_;
-  std::vector<ast::node> nodes_;
-  int global_ranges_;
-  codegen::nvptx_kernel_shape shape_;
-  std::string name_;
-  std::string description_;
-};
 
 // For -v (program::describe): the target, the schedule (threads sharing an output, or the
 // register tile of outputs a thread computes) and what the driver's JIT made of it: registers per

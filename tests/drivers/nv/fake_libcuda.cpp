@@ -90,6 +90,60 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
   for (int i = 0; i < count && i < 16; ++i) l->values[l->params++] = *(const uint64_t*)params[i];
   return 0;
 }
+/* CUDA graphs: a graph is a list of kernel nodes (each recorded like a launch's arguments), an
+ * executable graph a copy of it, and cuGraphLaunch records each node as a launch, in order. */
+struct kernel_node_params {
+  void* func;
+  unsigned gx, gy, gz, bx, by, bz, shared;
+  void** kernel_params;
+  void** extra;
+};
+struct fake_graph {
+  struct fake_launch nodes[1024];
+  int count;
+};
+static int graph_launches = 0;
+int fake_cuda_graph_launches(void) { return graph_launches; }
+static void record_node(struct fake_launch* l, const struct kernel_node_params* p) {
+  l->grid[0] = p->gx, l->grid[1] = p->gy, l->grid[2] = p->gz, l->block[0] = p->bx, l->block[1] = p->by, l->block[2] = p->bz;
+  const char* np = getenv("FAKE_CUDA_PARAMS");
+  int count = np ? atoi(np) : 0;
+  l->params = 0;
+  for (int i = 0; i < count && i < 16; ++i) l->values[l->params++] = *(const uint64_t*)p->kernel_params[i];
+}
+CUresult cuGraphCreate(void** g, unsigned flags) { (void)flags; *g = calloc(1, sizeof(struct fake_graph)); return *g ? 0 : 2; }
+CUresult cuGraphDestroy(void* g) { free(g); return 0; }
+CUresult cuGraphAddKernelNode(void** node, void* graph, void* const* deps, size_t n, const struct kernel_node_params* p) {
+  struct fake_graph* g = (struct fake_graph*)graph;
+  if (g->count == 1024 || (n > 0 && (uintptr_t)deps[0] != (uintptr_t)g->count)) return 1; /* nodes chain in order */
+  record_node(&g->nodes[g->count++], p);
+  *node = (void*)(uintptr_t)g->count; /* 1-based */
+  return 0;
+}
+CUresult cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {
+  (void)flags;
+  *exec = malloc(sizeof(struct fake_graph));
+  memcpy(*exec, graph, sizeof(struct fake_graph));
+  return 0;
+}
+CUresult cuGraphExecKernelNodeSetParams(void* exec, void* node, const struct kernel_node_params* p) {
+  struct fake_graph* g = (struct fake_graph*)exec;
+  const int i = (int)(uintptr_t)node - 1;
+  if (i < 0 || i >= g->count) return 1;
+  record_node(&g->nodes[i], p);
+  return 0;
+}
+CUresult cuGraphLaunch(void* exec, void* stream) {
+  (void)stream;
+  struct fake_graph* g = (struct fake_graph*)exec;
+  for (int i = 0; i < g->count; ++i) {
+    if (launch_count == 4096) return 1;
+    launches[launch_count++] = g->nodes[i];
+  }
+  ++graph_launches;
+  return 0;
+}
+CUresult cuGraphExecDestroy(void* exec) { free(exec); return 0; }
 CUresult cuStreamCreate(void** s, unsigned flags) { (void)flags; *s = (void*)0x2; return 0; }
 CUresult cuStreamDestroy_v2(void* s) { (void)s; return 0; }
 CUresult cuStreamQuery(void* s) {  // FAKE_CUDA_MODE=busy: work that never finishes

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <tg/device.hpp>
+#include <tg/graph.hpp>
 #include <tg/tg.hpp>
 
 #include "drivers/nv/nv_backend.hpp"
@@ -150,6 +151,52 @@ TEST_CASE("on a stand-in driver: device information, staged copies, PTX loaded, 
     unsetenv("FAKE_CUDA_MODE");
     nv.timeout = std::chrono::seconds(60);
     CHECK_NOTHROW(dev.synchronize());
+  }
+  SUBCASE("with TG_NV_GRAPHS=1 a graph replays as one CUDA graph launch, its nodes updated from the replay's values") {
+    auto graph_launches = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_graph_launches"));
+    REQUIRE(reinterpret_cast<void*>(graph_launches) != nullptr);
+    tg::kernel_builder kb;  // out[i] = in[i] + 1 for i < n: the grid follows n
+    auto i = kb.output_range(kb.variable(0));
+    kb.store(0, i, kb.load<float>(1, i) + 1.0f);
+    const tg::prepared_kernel k = dev.prepare(kb.finish());
+    tg::buffer out = dev.allocate(4096 * 4), in0 = dev.allocate(4096 * 4), in1 = dev.allocate(4096 * 4);
+    auto capture = [&] {
+      tg::graph_builder b(dev);
+      const tg::graph_var n = b.var("n", 1000);
+      const tg::graph_buffer in = b.buffer("in", in0);
+      b.add(k, {out, in}, {n});
+      b.add(k, {out, out}, {n + 24});  // the variable plus a constant
+      return b.finish();
+    };
+    setenv("FAKE_CUDA_PARAMS", "3", 1);
+    const fake_launch* recorded = nullptr;
+    auto address = [](const tg::buffer& b) { return std::uint64_t(reinterpret_cast<std::uintptr_t>(b.data())); };
+    setenv("TG_NV_GRAPHS", "1", 1);
+    tg::graph g = capture();
+    const int graphs_before = graph_launches(), before = launches(&recorded);
+    g.replay({3000}, {{0, in1}});
+    CHECK(graph_launches() == graphs_before + 1);
+    REQUIRE(launches(&recorded) == before + 2);
+    CHECK(recorded[before].grid[0] == (3000 + 255) / 256);
+    CHECK(recorded[before].values[1] == address(in1));
+    CHECK(recorded[before].values[2] == 3000);
+    CHECK(recorded[before + 1].grid[0] == (3024 + 255) / 256);
+    CHECK(recorded[before + 1].values[2] == 3024);
+    g.replay({10});  // back to the captured buffer
+    REQUIRE(launches(&recorded) == before + 4);
+    CHECK(recorded[before + 2].grid[0] == 1);
+    CHECK(recorded[before + 2].values[1] == address(in0));
+    CHECK(recorded[before + 3].values[2] == 34);
+    CHECK(graph_launches() == graphs_before + 2);
+    // Without it, the same graph is the launch list: the same launches, no graph launch.
+    unsetenv("TG_NV_GRAPHS");
+    tg::graph plain = capture();
+    const int list_before = launches(&recorded);
+    plain.replay({3000}, {{0, in1}});
+    CHECK(graph_launches() == graphs_before + 2);
+    REQUIRE(launches(&recorded) == list_before + 2);
+    CHECK(recorded[list_before].grid[0] == (3000 + 255) / 256);
+    CHECK(recorded[list_before + 1].values[2] == 3024);
   }
   SUBCASE("the launch timer marks each launch with CUDA events and reads their spans at finish, not the host's clock") {
     auto timer = nv.make_launch_timer();

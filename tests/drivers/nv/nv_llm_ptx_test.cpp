@@ -62,3 +62,24 @@ TEST_CASE("the LLM's kernels for F32, Q8_0 and Q4_K_M compile to PTX the NV devi
     m.set_profiling(false);
   }
 }
+
+TEST_CASE("with TG_NV_GRAPHS=1 the LLM's decode steps replay as CUDA graphs, one graph launch a step") {
+  const char* fake = std::getenv("TG_FAKE_LIBCUDA");
+  REQUIRE(fake != nullptr);
+  setenv("TG_LIBCUDA", fake, 1);
+  setenv("TG_NV_GRAPHS", "1", 1);
+  tg::device dev("NV");
+  void* lib = dlopen(fake, RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(lib != nullptr);
+  auto graph_launches = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_graph_launches"));
+  REQUIRE(reinterpret_cast<void*>(graph_launches) != nullptr);
+  auto file = tg::gguf::file::open(tg::test::fixture("models/tiny-llama-q8_0.gguf"));
+  tg::model::transformer m(dev, file, {.max_context = 64, .chunk_size = 16});
+  const std::vector<std::int32_t> prompt = {1, 450, 4996, 17354};
+  (void)m.forward(prompt, 0, tg::model::head::last);
+  const int before = graph_launches();
+  std::int32_t next = 1;
+  for (int pos = 4; pos < 8; ++pos) (void)m.forward(std::span(&next, 1), pos);
+  CHECK(graph_launches() == before + 4);
+  unsetenv("TG_NV_GRAPHS");
+}
