@@ -117,6 +117,8 @@ struct transformer::state {
   std::map<std::string, profile_entry> profile;
   std::unique_ptr<launch_timer> timer;  // made at the first profiled launch
   std::vector<profile_entry*> timed;    // the entries of the launches timer has spans for, in order
+  launch_observer observer;             // transformer::set_launch_observer's
+  int layer = -1;                       // the layer run_layer is running, -1 outside it
 
   // A decode step (one token, its logits) and a prefill chunk (with or without its last logits)
   // replay a graph of the step's launches (include/tg/graph.hpp), one per sequence, token count
@@ -151,11 +153,13 @@ struct transformer::state {
     timer->start();
     k.prepared.launch(buffers, vars);
     timer->stop();
-    auto& entry = profile[kernel_name(k.kernel.nodes, k.kernel.global_ranges)];
+    const std::string name = kernel_name(k.kernel.nodes, k.kernel.global_ranges);
+    auto& entry = profile[name];
     entry.launches += 1;
     entry.weight_bytes += double(weight_bytes);
     if (entry.form.empty()) entry.form = k.prepared.describe();
     timed.push_back(&entry);
+    if (observer) observer(name, layer);
   }
   // The times of the launches since the last call, onto their kernels' entries (after a step:
   // a timer with a clock of its own waits only here).
@@ -498,6 +502,8 @@ std::int64_t transformer::token_tile() const { return prefill_token_lanes; }
 
 bool transformer::profiling() const { return s_->profiling; }
 
+void transformer::set_launch_observer(launch_observer observer) { s_->observer = std::move(observer); }
+
 std::string transformer::profile_report() const {
   std::vector<std::pair<double, std::string>> rows;
   double total = 0;
@@ -542,6 +548,11 @@ graph transformer::capture_step(std::int64_t start_pos, head which) {
 
 void transformer::run_layer(std::size_t index) {
   state& s = *s_;
+  struct in_layer {  // the profile's launch observer is told which layer a launch is in
+    int& at;
+    in_layer(int& a, std::size_t i) : at(a) { at = int(i); }
+    ~in_layer() { at = -1; }
+  } marking(s.layer, index);
   const layer_weights& w = weights_.layers[index];
   layer_kernels& k = s.layers[index];
   // The kernel a matmul runs in this forward. A decode batch computes each row as the one-token

@@ -11,6 +11,7 @@
 // so one compiled set of kernels serves prefill chunks of any length and every decode step.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -95,6 +96,11 @@ class transformer {
   void set_profiling(bool on);  // also clears what was gathered
   bool profiling() const;
   std::string profile_report() const;
+  // While profiling: called after each launch (with the host's clock, once its work is done) with
+  // the kernel's name and the layer it belongs to (-1: the embedding or the head), for tools that
+  // attribute their own per-launch measurements (tests/bench/gpu_step_roofline).
+  using launch_observer = std::function<void(const std::string& kernel, int layer)>;
+  void set_launch_observer(launch_observer observer);
 
  private:
   struct state;
