@@ -31,12 +31,11 @@ bool graphs_asked() {
 
 class nv_graph final : public executable_graph {
  public:
-  nv_graph(nv_backend& owner, const graph_capture& c, std::vector<nv_program*> programs)
+  nv_graph(nv_backend& owner, const graph_capture& c, std::vector<std::shared_ptr<nv_program>> programs)
       : owner_(owner), cu_(owner.driver()), args_(c), programs_(std::move(programs)), args_of_(programs_.size()),
         nodes_(programs_.size()), bound_(programs_.size(), false) {
     for (const graph_binding& b : c.var_bindings) bound_[b.launch] = true;
     for (const graph_binding& b : c.buffer_bindings) bound_[b.launch] = true;
-    for (const graph_launch& l : c.launches) holds_.push_back(l.compiled);
     owner_.make_current();
     CUgraph graph = nullptr;
     check(cu_, cu_.cuGraphCreate(&graph, 0), "cuGraphCreate");
@@ -94,8 +93,7 @@ class nv_graph final : public executable_graph {
   nv_backend& owner_;
   const cuda_driver& cu_;
   jit::graph_arguments args_;
-  std::vector<std::shared_ptr<program>> holds_;  // keeps the programs (and their modules) alive
-  std::vector<nv_program*> programs_;
+  std::vector<std::shared_ptr<nv_program>> programs_;  // one per launch, in capture order
   std::vector<nv_kernel_args> args_of_;
   std::vector<CUgraphNode> nodes_;
   std::vector<bool> bound_;  // launches a replay's parameters reach
@@ -106,10 +104,10 @@ class nv_graph final : public executable_graph {
 
 std::unique_ptr<executable_graph> nv_backend::make_graph(const graph_capture& capture) {
   if (!graphs_asked() || !cu_.has_graphs() || capture.launches.empty()) return backend::make_graph(capture);
-  std::vector<nv_program*> programs;
+  std::vector<std::shared_ptr<nv_program>> programs;
   nv_kernel_args scratch;
   for (const graph_launch& l : capture.launches) {
-    auto* p = dynamic_cast<nv_program*>(l.compiled.get());
+    auto p = std::dynamic_pointer_cast<nv_program>(l.compiled);
     if (p == nullptr) return backend::make_graph(capture);  // not an NV kernel (a search's stand-in)
     if (p->prepare(l.buffers, l.vars, scratch) == 0) return backend::make_graph(capture);  // empty at capture: no node
     programs.push_back(p);
