@@ -85,12 +85,7 @@ std::string resources_of(const std::string& processor, std::span<const std::byte
   const auto r = codegen::read_kernel_resources(elf, kernel);
   if (!r) return processor + ", no resource metadata";
   // The schedule: work-items sharing an element, or the register tile each work-item computes.
-  std::string schedule = str(shape.group_lanes, " work-items per element");
-  if (std::any_of(shape.upcast.begin(), shape.upcast.end(), [](int u) { return u > 1; })) {
-    schedule = "a tile of ";
-    for (std::size_t i = 0; i < shape.upcast.size(); ++i) schedule += str(i ? "x" : "", shape.upcast[i]);
-    schedule += " outputs per work-item";
-  }
+  const std::string schedule = codegen::gpu_schedule_text(shape.group_lanes, shape.upcast, "work-item");
   char line[300];
   std::snprintf(line, sizeof line, "%s, %s, %u SGPRs, %u VGPRs (%u waves per SIMD), %llu scratch bytes per work-item, "
                 "%llu LDS bytes", processor.c_str(), schedule.c_str(), r->sgprs, r->vgprs, codegen::waves_per_simd(r->vgprs),

@@ -5,7 +5,6 @@
 //            driver's JIT (cuModuleLoadDataEx, its error log in the message when it refuses)
 //   launch:  the grid from the variables, the buffers' device addresses and the variables as the
 //            kernel's parameters, on the device's stream
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <tg/core/error.hpp>
@@ -30,12 +29,7 @@ constexpr int block_size = 256;  // threads per block: 8 warps, as AMD's 8 waves
 // register tile of outputs a thread computes) and what the driver's JIT made of it: registers per
 // thread (occupancy) and local memory per thread (spills).
 std::string resources_of(const cuda_driver& cu, CUfunction f, const std::string& arch, const codegen::nvptx_kernel_shape& shape) {
-  std::string schedule = str(shape.group_lanes, " threads per output");
-  if (std::any_of(shape.upcast.begin(), shape.upcast.end(), [](int u) { return u > 1; })) {
-    schedule = "a tile of ";
-    for (std::size_t i = 0; i < shape.upcast.size(); ++i) schedule += str(i ? "x" : "", shape.upcast[i]);
-    schedule += " outputs per thread";
-  }
+  const std::string schedule = codegen::gpu_schedule_text(shape.group_lanes, shape.upcast, "thread");
   int registers = 0, local = 0;
   if (cu.cuFuncGetAttribute(&registers, function_num_regs, f) != cuda_success ||
       cu.cuFuncGetAttribute(&local, function_local_size_bytes, f) != cuda_success)

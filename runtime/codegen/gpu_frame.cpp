@@ -55,6 +55,14 @@ llvm::Value* flat_thread_index(llvm::IRBuilderBase& b, llvm::Value* block, llvm:
   return b.CreateAdd(base, b.CreateZExt(thread, b.getInt64Ty()), "flat", true, true);
 }
 
+std::string gpu_schedule_text(int group_lanes, std::span<const int> upcast, const char* thread) {
+  if (std::none_of(upcast.begin(), upcast.end(), [](int u) { return u > 1; }))
+    return str(group_lanes, " ", thread, "s per output");
+  std::string tile = "a tile of ";
+  for (std::size_t i = 0; i < upcast.size(); ++i) tile += str(i ? "x" : "", upcast[i]);
+  return tile + " outputs per " + thread;
+}
+
 kernel_opts gpu_frame_opts(const kernel_opts& opts) {
   kernel_opts gpu{opts.upcast, false};
   gpu.group_lanes = opts.group_lanes;

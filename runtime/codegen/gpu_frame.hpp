@@ -45,6 +45,11 @@ llvm::Value* flat_thread_index(llvm::IRBuilderBase& b, llvm::Value* block, llvm:
 // load-store vectorizers still join a lane row's neighbouring loads into one wide load).
 kernel_opts gpu_frame_opts(const kernel_opts& opts);
 
+// A GPU kernel's schedule in words, for -v listings: "32 threads per output", or, with a register
+// tile, "a tile of 1x4x4 outputs per thread" (`thread` names the target's term: "thread",
+// "work-item").
+std::string gpu_schedule_text(int group_lanes, std::span<const int> upcast, const char* thread);
+
 // Threads along the output: the product over the output ranges of ceil(bound at `vars` / the
 // range's upcast) (a thread per register tile, the last one overlapping the one before), times
 // group_lanes; and the blocks of `block_size` that cover them. 0 for an empty output.

@@ -19,11 +19,10 @@
 
 #include "drivers/nv/nv_backend.hpp"
 #include "llm/gguf/tensor_type.hpp"
-#include "llm/model/activation_kernels.hpp"
-#include "llm/model/linear_kernels.hpp"
 #include "runtime/device/kernel_compiler.hpp"
 #include "runtime/opt/target_opts.hpp"
 #include "tests/bench/random_weights.hpp"
+#include "tests/llm/model/decode_matvec.hpp"
 
 namespace {
 
@@ -107,7 +106,7 @@ int main(int argc, char** argv) {
     std::printf("%-28s %-44s %9s %9s %7s %s\n", "matmul", "opts", "us", "GB/s", "of copy", "vs default");
     const std::vector<shape> shapes{{"q/o 4096x4096", 4096, 4096}, {"k/v 1024x4096", 1024, 4096},
                                     {"gate/up 14336x4096", 14336, 4096}, {"down 4096x14336", 4096, 14336}};
-    const model::launch_values vars{1, 0, 1, 0};
+    const model::launch_values& vars = tg::test::decode_matvec_vars;
     std::vector<std::string> summary;
     for (const shape& s : shapes)
       for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_k, tensor_type::q6_k}) {
@@ -123,27 +122,11 @@ int main(int argc, char** argv) {
           ws.push_back(std::move(w));
         }
         // The token's activations, rounded as the forward pass rounds them for this type.
-        const std::vector<float> x = tg::bench::random_floats(std::size_t(s.cols), 99);
-        const std::int64_t K = s.cols;
-        tg::buffer xb = dev.allocate(std::size_t(K) * 4), out = dev.allocate(std::size_t(s.rows) * 4),
-                   unused = dev.allocate(std::size_t(s.rows) * 4);
-        xb.copy_in(x.data(), x.size() * 4);
-        std::vector<tg::buffer> slots{out, ws[0].data, xb, unused, unused};
-        if (model::uses_int8_activations(ws[0])) {
-          const std::int64_t block = model::activation_block_for(ws[0]);
-          tg::buffer xq = dev.allocate(std::size_t(K) * 2), xs = dev.allocate(std::size_t(K / block) * 4);
-          tg::buffer xsum = dev.allocate(std::size_t(K / model::activation_block) * 4);
-          dev.launch(model::activation_scale_kernel(K, model::var_tokens, -1, block), std::vector<tg::buffer>{xs, xb}, vars);
-          dev.launch(model::activation_quant_kernel(K, model::var_tokens, -1, block), std::vector<tg::buffer>{xq, xb, xs}, vars);
-          if (model::uses_activation_sums(ws[0])) {
-            std::vector<tg::buffer> sum_slots{xsum, xq};
-            if (block == model::activation_block) sum_slots.push_back(xs);
-            dev.launch(model::activation_sum_kernel(K, model::var_tokens, block), sum_slots, vars);
-          }
-          slots = {out, ws[0].data, xq, unused, unused, xs, xsum};
-        }
-        const tg::ast::kernel k = model::matmul_kernel(ws[0], model::var_tokens, -1);
-        slots.resize(std::size_t(k.slot_count), unused);
+        tg::test::decode_matvec_setup setup =
+            tg::test::prepare_decode_matvec(dev, ws[0], tg::bench::random_floats(std::size_t(s.cols), 99));
+        const tg::ast::kernel& k = setup.kernel;
+        std::vector<tg::buffer>& slots = setup.slots;
+        const tg::buffer out = slots[0];
         const tg::kernel_source source{k.nodes, k.global_ranges, "matvec"};
         const tg::codegen::kernel_opts base = tg::opt::choose_opts_for(compiler.traits(), source);
         std::vector<float> want;

@@ -14,11 +14,17 @@ namespace tg::test {
 
 namespace model = tg::model;
 
-// out = W x for one token on `dev` (w's bytes on it), the activations rounded first where the
-// type takes 8-bit ones.
-inline std::vector<float> decode_matvec(tg::device& dev, const model::weight& w, const std::vector<float>& x) {
+// One token's decode matmul on `dev`, ready to launch: its kernel and its slots (slot 0 the
+// output), with the activations already rounded where the type takes 8-bit ones.
+struct decode_matvec_setup {
+  tg::ast::kernel kernel;
+  std::vector<tg::buffer> slots;
+};
+inline const model::launch_values decode_matvec_vars{1, 0, 1, 0};
+
+inline decode_matvec_setup prepare_decode_matvec(tg::device& dev, const model::weight& w, const std::vector<float>& x) {
   const std::int64_t K = w.cols, N = w.rows;
-  const model::launch_values vars{1, 0, 1, 0};
+  const model::launch_values& vars = decode_matvec_vars;
   tg::buffer xb = dev.allocate(std::size_t(K) * 4), out = dev.allocate(std::size_t(N) * 4), unused = dev.allocate(std::size_t(N) * 4);
   xb.copy_in(x.data(), x.size() * 4);
   std::vector<tg::buffer> slots{out, w.data, xb, unused, unused};
@@ -35,11 +41,18 @@ inline std::vector<float> decode_matvec(tg::device& dev, const model::weight& w,
     }
     slots = {out, w.data, xq, unused, unused, xs, xsum};
   }
-  const tg::ast::kernel k = model::matmul_kernel(w, model::var_tokens, -1);
-  slots.resize(std::size_t(k.slot_count), unused);
-  dev.launch(k, slots, vars);
-  std::vector<float> got(static_cast<std::size_t>(N));
-  out.copy_out(got.data(), got.size() * 4);
+  decode_matvec_setup setup{model::matmul_kernel(w, model::var_tokens, -1), std::move(slots)};
+  setup.slots.resize(std::size_t(setup.kernel.slot_count), unused);
+  return setup;
+}
+
+// out = W x for one token on `dev` (w's bytes on it), the activations rounded first where the
+// type takes 8-bit ones.
+inline std::vector<float> decode_matvec(tg::device& dev, const model::weight& w, const std::vector<float>& x) {
+  const decode_matvec_setup setup = prepare_decode_matvec(dev, w, x);
+  dev.launch(setup.kernel, setup.slots, decode_matvec_vars);
+  std::vector<float> got(static_cast<std::size_t>(w.rows));
+  setup.slots[0].copy_out(got.data(), got.size() * 4);
   return got;
 }
 
