@@ -37,26 +37,25 @@ class nv_graph final : public executable_graph {
     for (const graph_binding& b : c.var_bindings) bound_[b.launch] = true;
     for (const graph_binding& b : c.buffer_bindings) bound_[b.launch] = true;
     owner_.make_current();
-    CUgraph graph = nullptr;
-    check(cu_, cu_.cuGraphCreate(&graph, 0), "cuGraphCreate");
+    check(cu_, cu_.cuGraphCreate(&graph_, 0), "cuGraphCreate");
     try {
       for (std::size_t i = 0; i < programs_.size(); ++i) {
         cuda_kernel_node_params p{};
         if (!node_params(i, p)) TG_UNREACHABLE("nv_graph: a launch empty at capture (make_graph keeps those as a launch list)");
         const CUgraphNode before = i == 0 ? nullptr : nodes_[i - 1];
-        check(cu_, cu_.cuGraphAddKernelNode(&nodes_[i], graph, i == 0 ? nullptr : &before, i == 0 ? 0 : 1, &p),
+        check(cu_, cu_.cuGraphAddKernelNode(&nodes_[i], graph_, i == 0 ? nullptr : &before, i == 0 ? 0 : 1, &p),
               "cuGraphAddKernelNode");
       }
-      check(cu_, cu_.cuGraphInstantiateWithFlags(&exec_, graph, 0), "cuGraphInstantiateWithFlags");
+      check(cu_, cu_.cuGraphInstantiateWithFlags(&exec_, graph_, 0), "cuGraphInstantiateWithFlags");
     } catch (...) {
-      cu_.cuGraphDestroy(graph);
+      cu_.cuGraphDestroy(graph_);
       throw;
     }
-    cu_.cuGraphDestroy(graph);  // the executable graph keeps what it needs
   }
   ~nv_graph() override {
     cu_.cuCtxSetCurrent(owner_.context());
     if (exec_) cu_.cuGraphExecDestroy(exec_);
+    cu_.cuGraphDestroy(graph_);
   }
 
   void replay(std::span<const std::int64_t> vars, std::span<void* const> buffers) override {
@@ -93,6 +92,10 @@ class nv_graph final : public executable_graph {
   jit::graph_arguments args_;
   std::vector<std::shared_ptr<nv_program>> programs_;  // one per launch, in capture order
   std::vector<nv_kernel_args> args_of_;
+  // The graph lives as long as its executable: a replay names its nodes to
+  // cuGraphExecKernelNodeSetParams, and the driver refuses nodes of a destroyed graph
+  // (CUDA_ERROR_INVALID_VALUE, seen on an H200 when the graph was destroyed once instantiated).
+  CUgraph graph_ = nullptr;
   std::vector<CUgraphNode> nodes_;
   std::vector<bool> bound_;  // launches a replay's parameters reach
   CUgraphExec exec_ = nullptr;

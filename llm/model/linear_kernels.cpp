@@ -26,6 +26,7 @@ struct matmul_shape {
   int width = 32;
   int int_lanes = 16;  // integer form: float accumulator lanes, 16 or 8
   bool exact_rows = false;  // each token lane computes exactly as the one-token kernel does
+  bool quads = false;       // integer form: each lane takes 4 neighbouring values, not 2 (matmul_form::gpu)
 };
 
 // Software prefetch of the weight stream: each step of a matmul's group loop asks for the
@@ -125,12 +126,16 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
   for (std::int64_t sub = 0; sub < per_block; ++sub) {
     auto at = g * per_block + kb.index(sub);  // the 32-value group
     std::vector<std::pair<kvalue, kvalue>> dots;  // per half: the integer dot and its scale a
-    for (std::int64_t half = 0; half < 16 / lanes; ++half) {
-      auto e = kb.reduce_range(2);
-      auto j_pair = l * 2 + kb.index(half * 2 * lanes);
+    const std::int64_t per_lane = shape.quads ? 4 : 2;  // neighbouring values a lane multiplies
+    for (std::int64_t half = 0; half < 32 / (per_lane * lanes); ++half) {
+      auto e = kb.reduce_range(per_lane);
+      auto j_pair = l * per_lane + kb.index(half * per_lane * lanes);
       auto j = j_pair + e;
       iw = int_form(kb, 1, w.type, w.row_bytes, n, g, kb.index(sub), j, j_pair);
-      auto xq = kb.cast(dtype::int32, kb.load<std::int16_t>(2, t * K + at * 32 + j));
+      // Quads take the activations as bytes (|xq| <= 127 fits one), so both sides of the dot
+      // are four bytes: the int16 load narrowed, then widened as the dot product widens.
+      auto xq16 = kb.load<std::int16_t>(2, t * K + at * 32 + j);
+      auto xq = kb.cast(dtype::int32, shape.quads ? kb.cast(dtype::int8, xq16) : xq16);
       // K-quants over several token lanes: q times its integer scale as int16 (at most
       // 31 * 63 or 32 * 128), once for all the lanes, then sign-extended so the pair sums
       // stay pmaddwd. For one token the dot is scaled instead (below): measured faster.
@@ -191,6 +196,10 @@ bool uses_activation_sums(const weight& w) {
 }
 
 bool wide_vectors_for(const device& dev) { return dev.name() == "CPU" && cpu::host_cpu_target().vector_bits >= 512; }
+matmul_form matmul_form_for(const device& dev) {
+  if (dev.name() != "CPU") return matmul_form::gpu;
+  return wide_vectors_for(dev) ? matmul_form::wide : matmul_form::narrow;
+}
 
 // Decode: one row per step, so each thread reads its rows' bytes as one sequential stream
 // (two rows at a time measured 25-30% slower: the hardware prefetcher follows one stream
@@ -204,11 +213,14 @@ bool wide_vectors_for(const device& dev) { return dev.name() == "CPU" && cpu::ho
 //   shifted per lane (vpsrlvw), where 8 lanes over each half took them twice (Q5_0 29 ->
 //   38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29).
 // - Q8_0, and Q4_0/Q4_1 with VNNI tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
-ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, bool wide) {
+// - A GPU (matmul_form::gpu): 8 lanes of quads for every type.
+ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_form form) {
   using gguf::tensor_type;
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows);
-  const bool halves = w.type == tensor_type::q4_k && !wide;
-  return pick_matmul(w, rows, first, epilogue, {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = halves ? 8 : 16});
+  const bool quads = form == matmul_form::gpu;
+  const bool eight = quads || (w.type == tensor_type::q4_k && form == matmul_form::narrow);
+  return pick_matmul(w, rows, first, epilogue,
+                     {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = eight ? 8 : 16, .quads = quads});
 }
 
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
@@ -231,13 +243,14 @@ ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
 
 // A decode batch: token lanes sharing each decoded weight vector, each lane the one-token
 // kernel's arithmetic (its width, lanes and scaling), so every row is bit-identical to it.
-ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launch_var rows, bool wide) {
+ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launch_var rows, matmul_form form) {
   using gguf::tensor_type;
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, prefill_token_lanes, rows);
-  const bool halves = w.type == tensor_type::q4_k && !wide;  // as matmul_kernel: the rows must match it
+  const bool quads = form == matmul_form::gpu;  // as matmul_kernel: the rows must match it
+  const bool eight = quads || (w.type == tensor_type::q4_k && form == matmul_form::narrow);
   return pick_matmul(w, rows, -1, epilogue,
-                     {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = halves ? 8 : 16,
-                      .exact_rows = true});
+                     {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = eight ? 8 : 16,
+                      .exact_rows = true, .quads = quads});
 }
 
 }  // namespace tg::model

@@ -24,11 +24,21 @@ struct matmul_epilogue {
 // rows/first): slot 2 xq (int16, row t at t * K), slot 5 xs, and where
 // uses_activation_sums(w) slot 6 the per-32 sums (activation_sum_kernel's, in the same
 // block size); the kernel ignores `first`, and slots 3/4 must be given (any buffer) when unused.
-// wide: the device has 512-bit vectors (wide_vectors_for), where Q4_K's decode takes 16
-// accumulator lanes rather than 8.
-ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue = {}, bool wide = false);
+// form: how the device runs the int8 dot products (matmul_form_for).
+enum class matmul_form {
+  narrow,  // a CPU with 256-bit vectors
+  wide,    // a CPU with 512-bit vectors (AVX-512): Q4_K's decode takes 16 accumulator lanes, not 8
+  // A GPU: each of 8 lanes per 32 values takes a quad of neighbouring values (4 weight bytes, 4
+  // activations), whose products one 4-byte integer dot product sums (NVIDIA dp4a, RDNA
+  // v_dot4_i32_iu8), where a CPU's pairs took two lanes' products per pmaddwd.
+  gpu,
+};
+ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue = {},
+                          matmul_form form = matmul_form::narrow);
 // Whether dev is a CPU with 512-bit vectors (AVX-512).
 bool wide_vectors_for(const device& dev);
+// The form of dev's matmuls: gpu for a GPU, wide or narrow for the CPU (wide_vectors_for).
+matmul_form matmul_form_for(const device& dev);
 // The same matmul for chunks whose token count is a multiple of prefill_token_lanes: each
 // decoded weight vector feeds 4 token accumulators, so prefill decodes a weight once per 4
 // tokens, not per token (more tokens' activations stop fitting L1 beside the weights).
@@ -39,7 +49,7 @@ ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {}
 // vector feeds that many token accumulators, and each row is bit-identical to matmul_kernel's.
 // Weights that decode from tiles (matmul_tiles.hpp) take the tiled kernel in both.
 ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue = {}, launch_var rows = var_tokens,
-                                bool wide = false);
+                                matmul_form form = matmul_form::narrow);
 
 // Whether the matmuls of w take 8-bit activations (its type has dequant_kernel.hpp's
 // int_form), and whether they also take the activations' per-block sums (types with an

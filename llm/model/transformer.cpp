@@ -333,9 +333,9 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.sum_k = softmax_sum_kernel(shape);
   s.attend_k = attend_kernel(shape);
   s.swiglu = swiglu_op(dev, T, c.ffn);
-  const bool wide = wide_vectors_for(dev);
-  s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first, {}, wide), {},
-              matmul_batch_kernel(weights_.output, {}, var_head_rows, wide)};
+  const matmul_form form = matmul_form_for(dev);
+  s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first, {}, form), {},
+              matmul_batch_kernel(weights_.output, {}, var_head_rows, form)};
   for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
     if (c.dim % block == 0)
       s.head_quant[block] = {activation_scale_kernel(c.dim, var_head_rows, var_head_first, block),
@@ -376,8 +376,8 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   for (const layer_weights& l : weights_.layers) {
     layer_kernels k;
     auto lin = [&](const weight& w, matmul_epilogue e = {}) {
-      return linear{&w, matmul_kernel(w, var_tokens, -1, e, wide), matmul_prefill_kernel(w, e),
-                    matmul_batch_kernel(w, e, var_tokens, wide)};
+      return linear{&w, matmul_kernel(w, var_tokens, -1, e, form), matmul_prefill_kernel(w, e),
+                    matmul_batch_kernel(w, e, var_tokens, form)};
     };
     k.q = lin(l.wq, {.bias = bool(l.bq)});
     k.k = lin(l.wk, {.bias = bool(l.bk)});

@@ -45,6 +45,13 @@ amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& 
     llvm::Value* from = b.CreateShl(b.CreateXor(lane, b.getInt32(std::uint32_t(xor_mask))), b.getInt32(2));
     return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {}, {from, value});
   };
+  // v_dot4_i32_iu8 (RDNA3 and RDNA4 ISA, "V_DOT4_I32_IU8"): the four byte products of two words,
+  // each word's bytes signed or unsigned, plus an accumulator, as llvm.amdgcn.sudot4 (AMDGPUUsage;
+  // gfx11 and gfx12 both have it: dot8-insts).
+  frame.dot4 = [](llvm::IRBuilderBase& b, llvm::Value* a, bool a_signed, llvm::Value* c, bool c_signed) -> llvm::Value* {
+    return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_sudot4, {},
+                             {b.getInt1(a_signed), a, b.getInt1(c_signed), c, b.getInt32(0), b.getInt1(false)});
+  };
   emit_kernel_body(f, nodes, global_ranges, gpu_frame_opts(opts), frame);
   return shape;
 }

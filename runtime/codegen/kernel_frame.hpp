@@ -31,6 +31,11 @@ struct kernel_frame {
   // lane in the wave is this thread's lane ^ `xor_mask` (mask < group_lanes, so within the
   // group), emitted at `b`'s insertion point. Every thread of the group runs it together.
   std::function<llvm::Value*(llvm::IRBuilderBase& b, llvm::Value* value, int xor_mask)> lane_swap;
+  // GPU frame whose target has a 4-byte integer dot product (NVIDIA's dp4a, RDNA's
+  // v_dot4_i32_iu8): the i32 sum of the products of the four bytes of the i32 words `a` and `c`
+  // (each word's bytes signed or unsigned), emitted at `b`'s insertion point. Empty: none (the
+  // emitter then multiplies and adds the four lanes).
+  std::function<llvm::Value*(llvm::IRBuilderBase& b, llvm::Value* a, bool a_signed, llvm::Value* c, bool c_signed)> dot4;
   bool gpu() const { return static_cast<bool>(thread_index); }
 };
 

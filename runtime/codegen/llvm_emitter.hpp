@@ -207,6 +207,10 @@ class emitter : value_ops {
   // two such pair sums (an int8 matmul adding a group's halves) into one chain of four
   // products, and x86 instruction selection then finds one pmaddwd where there were two.
   llvm::Value* horizontal(const ast::node& x, llvm::Value* v, int outer, int k);
+  // A quad sum of v = a * c (four i32 lanes) as the GPU frame's 4-byte dot product
+  // (kernel_frame::dot4), where each side is four bytes widened or fits a byte in every lane;
+  // else null.
+  llvm::Value* gpu_dot4(llvm::Value* v);
 
   // acc (+ or max) v, for the reduce's type.
   llvm::Value* accumulate(ast::op o, dtype t, llvm::Value* acc, llvm::Value* v);

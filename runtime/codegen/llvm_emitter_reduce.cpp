@@ -1,7 +1,9 @@
 // llvm_emitter_reduce.cpp: reduces: loops with per-lane accumulators, group splits across GPU lanes, reduces as vector lanes and their horizontal sums (the emitter: llvm_emitter.hpp).
 #include "runtime/codegen/llvm_emitter.hpp"
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/Support/KnownBits.h>
 #include <algorithm>
 #include <bit>
 #include <tg/core/error.hpp>
@@ -187,6 +189,8 @@ llvm::Value* emitter::horizontal(const ast::node& x, llvm::Value* v, int outer, 
     if (llvm::Value* pairs = x86_pair_sums(b_, opts_.isa, v, outer)) return pairs;
   if (k == 4 && !is_float(x.dt))
     if (llvm::Value* quads = x86_quad_sums(b_, opts_.isa, v, outer)) return quads;
+  if (k == 4 && outer == 1 && !is_float(x.dt) && frame_.dot4)
+    if (llvm::Value* dot = gpu_dot4(v)) return dot;
   if (outer == 1) {
     if (!is_float(x.dt)) return b_.CreateAddReduce(v);
     auto* sum = llvm::cast<llvm::Instruction>(
@@ -202,6 +206,38 @@ llvm::Value* emitter::horizontal(const ast::node& x, llvm::Value* v, int outer, 
     out = out == nullptr ? part : binary(ast::op::add, x.dt, out, part);
   }
   return is_float(x.dt) ? out : b_.CreateFreeze(out);
+}
+
+llvm::Value* emitter::gpu_dot4(llvm::Value* v) {
+  auto* mul = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (mul == nullptr || mul->getOpcode() != llvm::Instruction::Mul || !v->getType()->getScalarType()->isIntegerTy(32))
+    return nullptr;
+  const llvm::DataLayout& layout = f_->getParent()->getDataLayout();
+  auto* bytes_type = llvm::FixedVectorType::get(b_.getInt8Ty(), 4);
+  // A side as four bytes and whether they are signed: a widened byte vector as it is; another
+  // value (the side, or what was widened) where its bits say each lane fits a byte: unsigned when
+  // at most its low 8 bits can be set (Q4_K's nibbles), signed when at least all but the low 7
+  // repeat the sign (Q6_K's q - 32).
+  auto as_bytes = [&](llvm::Value* side, llvm::Value*& out, bool& is_signed) {
+    llvm::Value* src = side;
+    if (auto* ext = llvm::dyn_cast<llvm::CastInst>(side); ext != nullptr && (llvm::isa<llvm::SExtInst>(ext) || llvm::isa<llvm::ZExtInst>(ext))) {
+      src = ext->getOperand(0);
+      if (src->getType()->getScalarSizeInBits() == 8) {
+        out = src, is_signed = llvm::isa<llvm::SExtInst>(ext);
+        return true;
+      }
+    }
+    const unsigned bits = src->getType()->getScalarSizeInBits();
+    if (llvm::computeKnownBits(src, layout).countMaxActiveBits() <= 8) is_signed = false;
+    else if (llvm::ComputeNumSignBits(src, layout) + 7 >= bits) is_signed = true;
+    else return false;
+    out = b_.CreateTrunc(src, bytes_type);
+    return true;
+  };
+  llvm::Value *a = nullptr, *c = nullptr;
+  bool a_signed = false, c_signed = false;
+  if (!as_bytes(mul->getOperand(0), a, a_signed) || !as_bytes(mul->getOperand(1), c, c_signed)) return nullptr;
+  return frame_.dot4(b_, b_.CreateBitCast(a, b_.getInt32Ty()), a_signed, b_.CreateBitCast(c, b_.getInt32Ty()), c_signed);
 }
 
 llvm::Value* emitter::accumulate(ast::op o, dtype t, llvm::Value* acc, llvm::Value* v) {

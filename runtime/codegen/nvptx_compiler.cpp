@@ -72,6 +72,7 @@ std::string nvptx_compiler::compile(llvm::Module& module, const std::string& ker
                   kernel.c_str(), arch_.c_str(), ptx.ir_ms, ptx.backend_ms, ptx.bytes.size());
     log(log_level::debug, line);
   }
+  if (debug_level() >= 4) log(log_level::debug, std::string(ptx.bytes.data(), ptx.bytes.size()));
   return std::string(ptx.bytes.data(), ptx.bytes.size());
 }
 

@@ -31,7 +31,7 @@ class nvptx_compiler {
 
   const std::string& arch() const { return arch_; }
   void prepare(llvm::Module& module) const;  // triple nvptx64-nvidia-cuda and the data layout
-  // Verifies, optimises and prints `module` as PTX. TG_DEBUG=1 logs the times; TG_DEBUG=3 the IR.
+  // Verifies, optimises and prints `module` as PTX. TG_DEBUG=1 logs the times; TG_DEBUG=3 the IR; TG_DEBUG=4 the PTX too.
   std::string compile(llvm::Module& module, const std::string& kernel);
 
  private:

@@ -4,6 +4,7 @@
 #include <llvm/IR/CallingConv.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
@@ -97,6 +98,15 @@ nvptx_kernel_shape emit_nvptx_kernel(llvm::Module& module, const std::string& na
   frame.lane_swap = [](llvm::IRBuilderBase& b, llvm::Value* value, int xor_mask) -> llvm::Value* {
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
                              {b.getInt32(~0u), value, b.getInt32(std::uint32_t(xor_mask)), b.getInt32(0x1f)});
+  };
+  // dp4a (PTX ISA, "dp4a"; sm_61 and later): d = c + the four byte products of a and b, each
+  // operand's bytes signed (.s32) or unsigned (.u32). LLVM 19 has no intrinsic for it, so it is
+  // inline PTX: without side effects, LLVM may still move, merge or drop it like any pure call.
+  frame.dot4 = [](llvm::IRBuilderBase& b, llvm::Value* a, bool a_signed, llvm::Value* c, bool c_signed) -> llvm::Value* {
+    llvm::Type* i32 = b.getInt32Ty();
+    auto* type = llvm::FunctionType::get(i32, {i32, i32, i32}, false);
+    const std::string text = str("dp4a", a_signed ? ".s32" : ".u32", c_signed ? ".s32" : ".u32", " $0, $1, $2, $3;");
+    return b.CreateCall(llvm::InlineAsm::get(type, text, "=r,r,r,r", false), {a, c, b.getInt32(0)});
   };
   emit_kernel_body(f, nodes, global_ranges, gpu_frame_opts(opts), frame);
   lower_transcendentals(*f);

@@ -63,7 +63,7 @@ double matvec_seconds(tg::device& dev, const tg::model::weight& w, int runs) {
   for (float& v : x) v = value(rng);
   tg::buffer xb = dev.allocate(x.size() * 4), out = dev.allocate(std::size_t(w.rows) * 4);
   xb.copy_in(x.data(), x.size() * 4);
-  const tg::ast::kernel kernel = tg::model::matmul_kernel(w, tg::model::var_tokens, -1, {}, tg::model::wide_vectors_for(dev));
+  const tg::ast::kernel kernel = tg::model::matmul_kernel(w, tg::model::var_tokens, -1, {}, tg::model::matmul_form_for(dev));
   std::vector<tg::buffer> slots;
   if (tg::model::uses_int8_activations(w)) {
     // The activations rounded to 8 bits as the model rounds them (activation_kernels.hpp).

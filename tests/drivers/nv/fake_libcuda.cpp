@@ -91,7 +91,10 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
   return 0;
 }
 /* CUDA graphs: a graph is a list of kernel nodes (each recorded like a launch's arguments), an
- * executable graph a copy of it, and cuGraphLaunch records each node as a launch, in order. */
+ * executable graph a copy of it, and cuGraphLaunch records each node as a launch, in order. A node
+ * is a handle into the graph it was added to: as the real driver does (CUDA_ERROR_INVALID_VALUE on
+ * an H200), cuGraphExecKernelNodeSetParams refuses one whose graph has been destroyed, so a
+ * destroyed graph is only marked (and leaked: a test's few graphs). */
 struct kernel_node_params {
   void* func;
   unsigned gx, gy, gz, bx, by, bz, shared;
@@ -101,6 +104,8 @@ struct kernel_node_params {
 struct fake_graph {
   struct fake_launch nodes[1024];
   int count;
+  int destroyed;
+  struct fake_graph* source; /* an executable graph's: the graph it was instantiated from */
 };
 static int graph_launches = 0;
 int fake_cuda_graph_launches(void) { return graph_launches; }
@@ -112,7 +117,7 @@ static void record_node(struct fake_launch* l, const struct kernel_node_params* 
   for (int i = 0; i < count && i < 16; ++i) l->values[l->params++] = *(const uint64_t*)p->kernel_params[i];
 }
 CUresult cuGraphCreate(void** g, unsigned flags) { (void)flags; *g = calloc(1, sizeof(struct fake_graph)); return *g ? 0 : 2; }
-CUresult cuGraphDestroy(void* g) { free(g); return 0; }
+CUresult cuGraphDestroy(void* g) { ((struct fake_graph*)g)->destroyed = 1; return 0; }
 CUresult cuGraphAddKernelNode(void** node, void* graph, void* const* deps, size_t n, const struct kernel_node_params* p) {
   struct fake_graph* g = (struct fake_graph*)graph;
   if (g->count == 1024 || (n > 0 && (uintptr_t)deps[0] != (uintptr_t)g->count)) return 1; /* nodes chain in order */
@@ -124,12 +129,13 @@ CUresult cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long lon
   (void)flags;
   *exec = malloc(sizeof(struct fake_graph));
   memcpy(*exec, graph, sizeof(struct fake_graph));
+  ((struct fake_graph*)*exec)->source = (struct fake_graph*)graph;
   return 0;
 }
 CUresult cuGraphExecKernelNodeSetParams(void* exec, void* node, const struct kernel_node_params* p) {
   struct fake_graph* g = (struct fake_graph*)exec;
   const int i = (int)(uintptr_t)node - 1;
-  if (i < 0 || i >= g->count) return 1;
+  if (i < 0 || i >= g->count || g->source->destroyed) return 1; /* CUDA_ERROR_INVALID_VALUE */
   record_node(&g->nodes[i], p);
   return 0;
 }

@@ -41,7 +41,7 @@ inline decode_matvec_setup prepare_decode_matvec(tg::device& dev, const model::w
     }
     slots = {out, w.data, xq, unused, unused, xs, xsum};
   }
-  decode_matvec_setup setup{model::matmul_kernel(w, model::var_tokens, -1), std::move(slots)};
+  decode_matvec_setup setup{model::matmul_kernel(w, model::var_tokens, -1, {}, model::matmul_form_for(dev)), std::move(slots)};
   setup.slots.resize(std::size_t(setup.kernel.slot_count), unused);
   return setup;
 }

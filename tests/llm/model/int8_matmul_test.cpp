@@ -239,7 +239,7 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
         const double worst = worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block);
         CHECK(worst <= 1e-5);
         if (!prefill) {  // decode's shape for 512-bit vectors (Q4_K in 16 lanes), on whatever this CPU has
-          cpu().launch(tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e, true), slots, vars);
+          cpu().launch(tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e, tg::model::matmul_form::wide), slots, vars);
           CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
         }
       }
