@@ -18,12 +18,13 @@
 #                                                 logits on NV against the CPU's on small synthetic
 #                                                 models, the decode matmuls with the default GPU
 #                                                 opts and their neighbours (nv_matvec_sweep), and
-#                                                 the LLM benchmark (tok/s, with CUDA graphs too, then each
+#                                                 the LLM benchmark (tok/s, with launch lists too, then each
 #                                                 kernel's time by CUDA events) on synthetic
 #                                                 8B-shaped Q8_0 and Q4_K_M models; also into
 #                                                 OUT/device-check.txt, with each section's seconds;
 #                                                 quick (about 2 minutes): the sweep's defaults only,
 #                                                 and the benchmark without -v or --no-graphs
+#                                                 (SWEEP=full: the whole sweep even so)
 #
 # With the device tool: bundle here, then run `scripts/device-check.sh run build/nv-check "$OUT"`
 # there with carry ["build/nv-check"].
@@ -146,7 +147,9 @@ run() {
     section_end
 
     section "decode matmuls at the 8B shapes: default GPU opts and their neighbours"
-    timeout 180 "$bin/nv_matvec_sweep" NV ${quick:+--defaults} > "$out/matvec-sweep.txt" 2>&1
+    local defaults=${quick:+--defaults}
+    [ "${SWEEP:-}" = full ] && defaults=
+    timeout 180 "$bin/nv_matvec_sweep" NV $defaults > "$out/matvec-sweep.txt" 2>&1
     head -3 "$out/matvec-sweep.txt"; sed -n '/^per matmul/,$p' "$out/matvec-sweep.txt"; echo "(every row: OUT/matvec-sweep.txt)"
     section_end
 
@@ -158,10 +161,10 @@ run() {
       else
         timeout 150 "$bin/llm-synth" --preset llama3.1-8b --type "$type" -o "$m" > "$models/synth.log" 2>&1; tail -1 "$models/synth.log"
       fi
-      echo "-- decode and prefill, graphs replayed"
+      echo "-- decode and prefill, graphs replayed as CUDA graphs"
       timeout 150 "$bin/llm" --model "$m" --device NV --max-context 1024 --benchmark 32 2>&1 | grep -v -E "^ +[0-9.]+ ms" | tail -12
-      echo "-- the same, graphs replayed as CUDA graphs (TG_NV_GRAPHS=1)"
-      TG_NV_GRAPHS=1 timeout 150 "$bin/llm" --model "$m" --device NV --max-context 1024 --benchmark 32 2>&1 | grep -E "^prefill|^error"
+      echo "-- the same, graphs replayed as launch lists (TG_NV_GRAPHS=0)"
+      TG_NV_GRAPHS=0 timeout 150 "$bin/llm" --model "$m" --device NV --max-context 1024 --benchmark 32 2>&1 | grep -E "^prefill|^error"
       if [ -n "$quick" ]; then rm -f "$m"; section_end; continue; fi
       if [ "$type" = Q8_0 ]; then
         echo "-- the same, each kernel launched on its own (--no-graphs)"

@@ -45,7 +45,7 @@ class nv_backend final : public backend {
   void synchronize() override;
   // CUDA events recorded on the stream around each launch, read at finish (nv_launch_timer.cpp).
   std::unique_ptr<launch_timer> make_launch_timer() override;
-  // With TG_NV_GRAPHS=1, a CUDA graph (nv_graph.cpp); else the launch list every backend has.
+  // A CUDA graph (nv_graph.cpp); with TG_NV_GRAPHS=0, the launch list every backend has.
   std::unique_ptr<executable_graph> make_graph(const graph_capture& capture) override;
 
   const nv_device_info& info() const { return info_; }

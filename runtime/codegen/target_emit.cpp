@@ -22,7 +22,8 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 emitted optimize_and_emit(llvm::Module& module, llvm::TargetMachine& target, const std::string& processor,
-                          llvm::CodeGenFileType type, const char* who, const std::string& kernel) {
+                          llvm::CodeGenFileType type, const char* who, const std::string& kernel,
+                          void (*after_o3)(llvm::Module&)) {
   std::string problems;
   llvm::raw_string_ostream problem_stream(problems);
   if (llvm::verifyModule(module, &problem_stream))
@@ -35,6 +36,7 @@ emitted optimize_and_emit(llvm::Module& module, llvm::TargetMachine& target, con
   emitted out;
   const auto start = std::chrono::steady_clock::now();
   run_o3_pipeline(module, target);  // with the target's own passes
+  if (after_o3 != nullptr) after_o3(module);
   out.ir_ms = ms_since(start);
   if (debug_level() >= 3) {
     std::string text;

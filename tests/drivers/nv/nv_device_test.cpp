@@ -152,7 +152,7 @@ TEST_CASE("on a stand-in driver: device information, staged copies, PTX loaded, 
     nv.timeout = std::chrono::seconds(60);
     CHECK_NOTHROW(dev.synchronize());
   }
-  SUBCASE("with TG_NV_GRAPHS=1 a graph replays as one CUDA graph launch, its nodes updated from the replay's values") {
+  SUBCASE("a graph replays as one CUDA graph launch, its nodes updated from the replay's values (TG_NV_GRAPHS=0: a launch list)") {
     auto graph_launches = reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_graph_launches"));
     REQUIRE(reinterpret_cast<void*>(graph_launches) != nullptr);
     tg::kernel_builder kb;  // out[i] = in[i] + 1 for i < n: the grid follows n
@@ -171,7 +171,7 @@ TEST_CASE("on a stand-in driver: device information, staged copies, PTX loaded, 
     setenv("FAKE_CUDA_PARAMS", "3", 1);
     const fake_launch* recorded = nullptr;
     auto address = [](const tg::buffer& b) { return std::uint64_t(reinterpret_cast<std::uintptr_t>(b.data())); };
-    setenv("TG_NV_GRAPHS", "1", 1);
+    unsetenv("TG_NV_GRAPHS");  // the default
     tg::graph g = capture();
     const int graphs_before = graph_launches(), before = launches(&recorded);
     g.replay({3000}, {{0, in1}});
@@ -188,8 +188,8 @@ TEST_CASE("on a stand-in driver: device information, staged copies, PTX loaded, 
     CHECK(recorded[before + 2].values[1] == address(in0));
     CHECK(recorded[before + 3].values[2] == 34);
     CHECK(graph_launches() == graphs_before + 2);
-    // Without it, the same graph is the launch list: the same launches, no graph launch.
-    unsetenv("TG_NV_GRAPHS");
+    // Without them, the same graph is the launch list: the same launches, no graph launch.
+    setenv("TG_NV_GRAPHS", "0", 1);
     tg::graph plain = capture();
     const int list_before = launches(&recorded);
     plain.replay({3000}, {{0, in1}});
@@ -197,6 +197,7 @@ TEST_CASE("on a stand-in driver: device information, staged copies, PTX loaded, 
     REQUIRE(launches(&recorded) == list_before + 2);
     CHECK(recorded[list_before].grid[0] == (3000 + 255) / 256);
     CHECK(recorded[list_before + 1].values[2] == 3024);
+    unsetenv("TG_NV_GRAPHS");
   }
   SUBCASE("the launch timer marks each launch with CUDA events and reads their spans at finish, not the host's clock") {
     auto timer = nv.make_launch_timer();
