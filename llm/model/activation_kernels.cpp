@@ -29,7 +29,7 @@ ast::kernel activation_scale_kernel(std::int64_t K, launch_var rows, int first, 
   return kb.finish();
 }
 
-ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block) {
+ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block, bool bytes) {
   check_block(K, block);
   kernel_builder kb;
   const std::int64_t blocks = K / block, groups = block / activation_block;
@@ -42,7 +42,7 @@ ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first, 
   auto k = b * block + c * activation_block + j;
   auto v = kb.load<float>(1, x_row(kb, t, first) * K + k) * inv;
   auto rounded = kb.cast(dtype::int32, v + kb.where(v < kb.constant(0.0f), kb.constant(-0.5f), kb.constant(0.5f)));
-  kb.store(0, t * K + k, kb.cast(dtype::int16, rounded));
+  kb.store(0, t * K + k, kb.cast(bytes ? dtype::int8 : dtype::int16, rounded));
   ast::kernel kernel = kb.finish();
   // One 32-value group per step: the scale loads once, the values as one vector.
   kernel.upcast = {1, 1, 1, int(activation_block)};
@@ -57,14 +57,15 @@ ast::kernel activation_byte_kernel(std::int64_t K, launch_var rows) {
   return kb.finish();
 }
 
-ast::kernel activation_sum_kernel(std::int64_t K, launch_var rows, std::int64_t block) {
+ast::kernel activation_sum_kernel(std::int64_t K, launch_var rows, std::int64_t block, bool bytes) {
   check_block(K, block);
   kernel_builder kb;
   const std::int64_t groups = K / activation_block;
   auto t = kb.output_range(kb.variable(rows));
   auto g = kb.output_range(groups);
   auto j = kb.reduce_range(activation_block);
-  auto sum = kb.sum(kb.cast(dtype::int32, kb.load<std::int16_t>(1, t * K + g * activation_block + j)), j);
+  auto at = t * K + g * activation_block + j;
+  auto sum = kb.sum(kb.cast(dtype::int32, bytes ? kb.load<std::int8_t>(1, at) : kb.load<std::int16_t>(1, at)), j);
   if (block == activation_block) kb.store(0, t * groups + g, kb.cast(dtype::float32, sum) * kb.load<float>(2, t * groups + g));
   else kb.store(0, t * groups + g, sum);
   return kb.finish();

@@ -3,8 +3,9 @@
 //
 // Row t's block b of `block` values (32, or 256 for K-quant matmuls, as llama.cpp's Q8_K)
 // holds q[j] = round(x[b * block + j] / s) with s = max|x over the block| / 127 (0 when the
-// block is zero), so |q| <= 127. The values are stored as int16 (not int8): the matmul's
-// integer dot product sign-extends only the weight side then (pmaddwd).
+// block is zero), so |q| <= 127. On the CPU the values are stored as int16 (not int8): the
+// matmul's integer dot product sign-extends only the weight side then (pmaddwd). A GPU's take
+// them as int8 (`bytes`), the other operand of its 4-byte dot products.
 #pragma once
 #include <cstdint>
 
@@ -20,8 +21,10 @@ inline constexpr std::int64_t activation_block = 32;  // the smallest block, and
 // Slots: 0 xs (float32, rows × K / block), 1 x (float32).
 ast::kernel activation_scale_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block = activation_block);
 
-// xq[t][k] = q. Slots: 0 xq (int16, rows × K), 1 x (float32), 2 xs (from the kernel above).
-ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block = activation_block);
+// xq[t][k] = q. Slots: 0 xq (int16, rows × K; int8 with `bytes`, as a GPU's matmuls read it:
+// linear_kernels.hpp, matmul_form::gpu), 1 x (float32), 2 xs (from the kernel above).
+ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block = activation_block,
+                                    bool bytes = false);
 
 // xb[t][k] = xq[t][k] as int8, for matmuls that read the activations as bytes (AVX-512 VNNI
 // tiles, matmul_tiles.hpp). Slots: 0 xb (int8, rows x K), 1 xq.
@@ -30,7 +33,8 @@ ast::kernel activation_byte_kernel(std::int64_t K, launch_var rows);
 // Per 32-value group g of row t, for weights with a per-group offset (Q4_1, Q5_1, Q4_K,
 // Q5_K): with 32-value blocks xsum[t][g] = s * sum_j q[j] (float32); with 256-value blocks
 // the integer sum_j q[j] (int32), which a K-quant matmul scales once per super-block.
-// Slots: 0 xsum (rows × K / 32), 1 xq, and with 32-value blocks 2 xs.
-ast::kernel activation_sum_kernel(std::int64_t K, launch_var rows, std::int64_t block = activation_block);
+// Slots: 0 xsum (rows × K / 32), 1 xq (int8 with `bytes`), and with 32-value blocks 2 xs.
+ast::kernel activation_sum_kernel(std::int64_t K, launch_var rows, std::int64_t block = activation_block,
+                                  bool bytes = false);
 
 }  // namespace tg::model

@@ -28,11 +28,11 @@ template <class V>
 constexpr auto round_scale(const V& v) {  // v: [T][blocks][B]
   return tg::max(tg::maximum(v, -v), tg::axis<-1>, tg::keepdim) * (1.0 / 127.0);
 }
-template <class V, class S>
+template <class Stored, class V, class S>
 constexpr auto round_values(const V& v, const S& xs) {
   auto q = v * tg::where(0.0f < xs, tg::reciprocal(xs), 0.0f);
   auto half_away = tg::where(q < 0.0f, tg::constant<dtype::float32, decltype(q)::shape>(-0.5), 0.5f);
-  return tg::cast<std::int16_t>(tg::cast<std::int32_t>(q + half_away));
+  return tg::cast<Stored>(tg::cast<std::int32_t>(q + half_away));
 }
 template <std::int64_t B> constexpr auto xs_in = tg::input<float>("xs", tg::dims<T, blocks, 1>);
 
@@ -42,7 +42,8 @@ constexpr auto normed_blocks() {
          tg::input<float>("w", tg::dims<blocks, B>);
 }
 template <std::int64_t B> constexpr auto norm_round_scale_plan = tg::lower(round_scale(normed_blocks<B>()));
-template <std::int64_t B> constexpr auto norm_round_plan = tg::lower(round_values(normed_blocks<B>(), xs_in<B>));
+template <std::int64_t B, class Stored = std::int16_t>
+constexpr auto norm_round_plan = tg::lower(round_values<Stored>(normed_blocks<B>(), xs_in<B>));
 
 // --- SwiGLU ---
 constexpr auto swiglu_plan = tg::lower(tg::silu(tg::input<float>("g", tg::dims<T, width>)) *
@@ -112,10 +113,13 @@ plan_op norm_round_scale_op(device& dev, std::int64_t chunk, std::int64_t w, std
   return block == 32 ? plan_op(dev, norm_round_scale_plan<32>.view(), {tokens(chunk), {"blocks", n}})
                      : plan_op(dev, norm_round_scale_plan<256>.view(), {tokens(chunk), {"blocks", n}});
 }
-plan_op norm_round_op(device& dev, std::int64_t chunk, std::int64_t w, std::int64_t block) {
+plan_op norm_round_op(device& dev, std::int64_t chunk, std::int64_t w, std::int64_t block, bool bytes) {
   const std::int64_t n = blocks_of(w, block);
-  return block == 32 ? plan_op(dev, norm_round_plan<32>.view(), {tokens(chunk), {"blocks", n}})
-                     : plan_op(dev, norm_round_plan<256>.view(), {tokens(chunk), {"blocks", n}});
+  const std::initializer_list<var_bind> vars = {tokens(chunk), {"blocks", n}};
+  if (bytes)
+    return block == 32 ? plan_op(dev, norm_round_plan<32, std::int8_t>.view(), vars)
+                       : plan_op(dev, norm_round_plan<256, std::int8_t>.view(), vars);
+  return block == 32 ? plan_op(dev, norm_round_plan<32>.view(), vars) : plan_op(dev, norm_round_plan<256>.view(), vars);
 }
 
 plan_op swiglu_op(device& dev, std::int64_t chunk, std::int64_t w) {

@@ -17,9 +17,10 @@ plan_op rms_apply_op(device& dev, std::int64_t chunk, std::int64_t heads, std::i
 
 // The 8-bit rounding of RMSNorm's output n = x * s * w (x, s, w as rms_apply_op, heads 1), in
 // blocks of `block` (32 or 256) values, without storing n: out xs [T][width / block] (the
-// block scales), then out xq (int16 [T][width], given xs) as activation_quant_kernel's.
+// block scales), then out xq (int16 [T][width], given xs; int8 with `bytes`, for a GPU's
+// matmuls) as activation_quant_kernel's.
 plan_op norm_round_scale_op(device& dev, std::int64_t chunk, std::int64_t width, std::int64_t block);
-plan_op norm_round_op(device& dev, std::int64_t chunk, std::int64_t width, std::int64_t block);
+plan_op norm_round_op(device& dev, std::int64_t chunk, std::int64_t width, std::int64_t block, bool bytes = false);
 
 // g, u [T][width] -> out = silu(g) * u.
 plan_op swiglu_op(device& dev, std::int64_t chunk, std::int64_t width);

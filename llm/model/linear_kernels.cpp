@@ -132,14 +132,15 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
       auto j_pair = l * per_lane + kb.index(half * per_lane * lanes);
       auto j = j_pair + e;
       iw = int_form(kb, 1, w.type, w.row_bytes, n, g, kb.index(sub), j, j_pair);
-      // Quads take the activations as bytes (|xq| <= 127 fits one), so both sides of the dot
-      // are four bytes: the int16 load narrowed, then widened as the dot product widens.
-      auto xq16 = kb.load<std::int16_t>(2, t * K + at * 32 + j);
-      auto xq = kb.cast(dtype::int32, shape.quads ? kb.cast(dtype::int8, xq16) : xq16);
+      // Quads take the activations as bytes (matmul_form::gpu: stored as int8), so both sides
+      // of the dot are four bytes.
+      auto x_at = t * K + at * 32 + j;
+      auto xq = kb.cast(dtype::int32, shape.quads ? kb.load<std::int8_t>(2, x_at) : kb.load<std::int16_t>(2, x_at));
       // K-quants over several token lanes: q times its integer scale as int16 (at most
       // 31 * 63 or 32 * 128), once for all the lanes, then sign-extended so the pair sums
       // stay pmaddwd. For one token the dot is scaled instead (below): measured faster.
-      const bool scale_q = per_block > 1 && shape.token_lanes > 1 && !shape.exact_rows;
+      // Not for quads: the scaled q no longer fits the byte of a 4-byte dot product.
+      const bool scale_q = per_block > 1 && shape.token_lanes > 1 && !shape.exact_rows && !shape.quads;
       auto q = scale_q ? kb.cast(dtype::int32, kb.cast(dtype::int16, iw.q) * kb.cast(dtype::int16, iw.a)) : iw.q;
       dots.push_back({kb.sum_lanes(q * xq, e), scale_q ? kvalue{} : iw.a});
     }
@@ -224,8 +225,12 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
 }
 
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
-ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue) {
+ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue, matmul_form form) {
   if (w.tile_rows > 0) return tiled_matmul_kernel(w, epilogue);
+  // A GPU: the decode kernel's quads, over token lanes (the int8 activations it reads are bytes).
+  if (form == matmul_form::gpu)
+    return pick_matmul(w, var_tokens, -1, epilogue,
+                       {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 8, .int_lanes = 8, .quads = true});
   // Integer form: 4 token lanes, 8 accumulator lanes with a group's halves summed as
   // integers. Measured on znver3, 2 threads, 1B shapes: Q8_0 gate/up 7.7 ms per 32 tokens
   // (8.1 with 8 token lanes, whose activations, 8 x 4 KiB int16 per row, no longer fit L1;

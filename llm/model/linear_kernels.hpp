@@ -21,7 +21,7 @@ struct matmul_epilogue {
 // -1: none).
 // For weights where uses_int8_activations(w), x is instead the 8-bit rounding of those rows
 // in blocks of activation_block_for(w) values (activation_kernels.hpp, made with the same
-// rows/first): slot 2 xq (int16, row t at t * K), slot 5 xs, and where
+// rows/first): slot 2 xq (int16, row t at t * K; int8 for matmul_form::gpu), slot 5 xs, and where
 // uses_activation_sums(w) slot 6 the per-32 sums (activation_sum_kernel's, in the same
 // block size); the kernel ignores `first`, and slots 3/4 must be given (any buffer) when unused.
 // form: how the device runs the int8 dot products (matmul_form_for).
@@ -44,7 +44,7 @@ matmul_form matmul_form_for(const device& dev);
 // tokens, not per token (more tokens' activations stop fitting L1 beside the weights).
 // Weights with tiles (w.tile_rows > 0) take matmul_tiles.hpp's kernel, whose slot 7 is w.tiles.
 inline constexpr int prefill_token_lanes = 4;
-ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {});
+ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {}, matmul_form form = matmul_form::narrow);
 // For decode batches of a multiple of prefill_token_lanes sequences: each decoded weight
 // vector feeds that many token accumulators, and each row is bit-identical to matmul_kernel's.
 // Weights that decode from tiles (matmul_tiles.hpp) take the tiled kernel in both.

@@ -334,21 +334,24 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.attend_k = attend_kernel(shape);
   s.swiglu = swiglu_op(dev, T, c.ffn);
   const matmul_form form = matmul_form_for(dev);
+  const bool bytes = form == matmul_form::gpu;  // a GPU's matmuls read the rounded activations as int8
   s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first, {}, form), {},
               matmul_batch_kernel(weights_.output, {}, var_head_rows, form)};
   for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
     if (c.dim % block == 0)
       s.head_quant[block] = {activation_scale_kernel(c.dim, var_head_rows, var_head_first, block),
-                             activation_quant_kernel(c.dim, var_head_rows, var_head_first, block),
-                             activation_sum_kernel(c.dim, var_head_rows, block), activation_byte_kernel(c.dim, var_head_rows)};
+                             activation_quant_kernel(c.dim, var_head_rows, var_head_first, block, bytes),
+                             activation_sum_kernel(c.dim, var_head_rows, block, bytes),
+                             activation_byte_kernel(c.dim, var_head_rows)};
     for (std::int64_t width : {c.dim, qw, c.ffn})
       if (width % block == 0)
         s.act_quant[{width, block}] = {activation_scale_kernel(width, var_tokens, -1, block),
-                                       activation_quant_kernel(width, var_tokens, -1, block),
-                                       activation_sum_kernel(width, var_tokens, block), activation_byte_kernel(width, var_tokens)};
+                                       activation_quant_kernel(width, var_tokens, -1, block, bytes),
+                                       activation_sum_kernel(width, var_tokens, block, bytes),
+                                       activation_byte_kernel(width, var_tokens)};
     if (c.dim % block == 0) {
       s.norm_round_scale[block] = norm_round_scale_op(dev, T, c.dim, block);
-      s.norm_round[block] = norm_round_op(dev, T, c.dim, block);
+      s.norm_round[block] = norm_round_op(dev, T, c.dim, block, bytes);
     }
   }
   if (options.sequences < 1) throw usage_error(str("transformer: sequences (", options.sequences, ") must be at least 1"));
@@ -376,7 +379,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   for (const layer_weights& l : weights_.layers) {
     layer_kernels k;
     auto lin = [&](const weight& w, matmul_epilogue e = {}) {
-      return linear{&w, matmul_kernel(w, var_tokens, -1, e, form), matmul_prefill_kernel(w, e),
+      return linear{&w, matmul_kernel(w, var_tokens, -1, e, form), matmul_prefill_kernel(w, e, form),
                     matmul_batch_kernel(w, e, var_tokens, form)};
     };
     k.q = lin(l.wq, {.bias = bool(l.bq)});

@@ -2,7 +2,8 @@
 // activation rounding) at a K where the GPU heuristic gives each row a group of work-items
 // (runtime/opt/gpu_heuristic.hpp: the lane-hinted dot becomes the group's threads, the block
 // loop unrolled), for every type with an integer form and for F32/F16, on the emulated gfx11
-// and gfx12 against the CPU device. The fixtures' forward test (amd_emu_forward_test.cpp) has
+// and gfx12 against the CPU device (the GPUs take the GPU form: quads summed by v_dot4_i32_iu8
+// over int8 activations; that form runs on the CPU too). The fixtures' forward test (amd_emu_forward_test.cpp) has
 // rows too short for the heuristic to split.
 #include <doctest/doctest.h>
 
@@ -60,9 +61,13 @@ TEST_CASE("the LLM's decode matmuls on the emulated GPU, split across work-items
       tg::synth::quantize_row(type, row.data(), &bytes[row_bytes * std::size_t(r)], std::size_t(K));
     }
     const std::vector<float> want = tg::test::decode_matvec(cpu, upload(cpu, type, N, K, bytes), x);
-    for (tg::device* gpu : {&gfx11, &gfx12}) {
-      CAPTURE(gpu->name());
-      const std::vector<float> got = tg::test::decode_matvec(*gpu, upload(*gpu, type, N, K, bytes), x);
+    // The GPU form (quads over int8 activations: model::matmul_form::gpu) on the CPU device too,
+    // where no dot instruction stands in for its quad sums.
+    const std::vector<float> cpu_quads = tg::test::decode_matvec(cpu, upload(cpu, type, N, K, bytes), x, model::matmul_form::gpu);
+    for (const auto& [label, got] : {std::pair<const char*, std::vector<float>>{"CPU, GPU form", cpu_quads},
+                                     {"AMD:EMU:gfx11", tg::test::decode_matvec(gfx11, upload(gfx11, type, N, K, bytes), x)},
+                                     {"AMD:EMU:gfx12", tg::test::decode_matvec(gfx12, upload(gfx12, type, N, K, bytes), x)}}) {
+      CAPTURE(label);
       double scale = 0, worst = 0;
       for (std::size_t i = 0; i < want.size(); ++i) {
         scale = std::max(scale, double(std::fabs(want[i])));

@@ -3,6 +3,7 @@
 // as the forward pass launches them: for tests and benches that run it on several devices.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <tg/device.hpp>
@@ -22,7 +23,11 @@ struct decode_matvec_setup {
 };
 inline const model::launch_values decode_matvec_vars{1, 0, 1, 0};
 
-inline decode_matvec_setup prepare_decode_matvec(tg::device& dev, const model::weight& w, const std::vector<float>& x) {
+// form: the device's (model::matmul_form_for) unless given; a GPU's form takes the activations as int8.
+inline decode_matvec_setup prepare_decode_matvec(tg::device& dev, const model::weight& w, const std::vector<float>& x,
+                                                 std::optional<model::matmul_form> asked = std::nullopt) {
+  const model::matmul_form form = asked ? *asked : model::matmul_form_for(dev);
+  const bool bytes = form == model::matmul_form::gpu;
   const std::int64_t K = w.cols, N = w.rows;
   const model::launch_values& vars = decode_matvec_vars;
   tg::buffer xb = dev.allocate(std::size_t(K) * 4), out = dev.allocate(std::size_t(N) * 4), unused = dev.allocate(std::size_t(N) * 4);
@@ -33,23 +38,24 @@ inline decode_matvec_setup prepare_decode_matvec(tg::device& dev, const model::w
     tg::buffer xq = dev.allocate(std::size_t(K) * 2), xs = dev.allocate(std::size_t(K / block) * 4);
     tg::buffer xsum = dev.allocate(std::size_t(K / model::activation_block) * 4);
     dev.launch(model::activation_scale_kernel(K, model::var_tokens, -1, block), std::vector<tg::buffer>{xs, xb}, vars);
-    dev.launch(model::activation_quant_kernel(K, model::var_tokens, -1, block), std::vector<tg::buffer>{xq, xb, xs}, vars);
+    dev.launch(model::activation_quant_kernel(K, model::var_tokens, -1, block, bytes), std::vector<tg::buffer>{xq, xb, xs}, vars);
     if (model::uses_activation_sums(w)) {
       std::vector<tg::buffer> sum_slots{xsum, xq};
       if (block == model::activation_block) sum_slots.push_back(xs);
-      dev.launch(model::activation_sum_kernel(K, model::var_tokens, block), sum_slots, vars);
+      dev.launch(model::activation_sum_kernel(K, model::var_tokens, block, bytes), sum_slots, vars);
     }
     slots = {out, w.data, xq, unused, unused, xs, xsum};
   }
-  decode_matvec_setup setup{model::matmul_kernel(w, model::var_tokens, -1, {}, model::matmul_form_for(dev)), std::move(slots)};
+  decode_matvec_setup setup{model::matmul_kernel(w, model::var_tokens, -1, {}, form), std::move(slots)};
   setup.slots.resize(std::size_t(setup.kernel.slot_count), unused);
   return setup;
 }
 
 // out = W x for one token on `dev` (w's bytes on it), the activations rounded first where the
 // type takes 8-bit ones.
-inline std::vector<float> decode_matvec(tg::device& dev, const model::weight& w, const std::vector<float>& x) {
-  const decode_matvec_setup setup = prepare_decode_matvec(dev, w, x);
+inline std::vector<float> decode_matvec(tg::device& dev, const model::weight& w, const std::vector<float>& x,
+                                        std::optional<model::matmul_form> form = std::nullopt) {
+  const decode_matvec_setup setup = prepare_decode_matvec(dev, w, x, form);
   dev.launch(setup.kernel, setup.slots, decode_matvec_vars);
   std::vector<float> got(static_cast<std::size_t>(w.rows));
   setup.slots[0].copy_out(got.data(), got.size() * 4);
