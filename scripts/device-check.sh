@@ -24,7 +24,8 @@
 #                                                 OUT/device-check.txt, with each section's seconds;
 #                                                 quick (about 2 minutes): the sweep's defaults only,
 #                                                 and the benchmark without -v or --no-graphs
-#                                                 (SWEEP=full: the whole sweep even so)
+#                                                 (SWEEP=full: the whole sweep even so; PROFILE=1:
+#                                                 and each kernel's time, -v)
 #
 # With the device tool: bundle here, then run `scripts/device-check.sh run build/nv-check "$OUT"`
 # there with carry ["build/nv-check"].
@@ -165,6 +166,10 @@ run() {
       timeout 150 "$bin/llm" --model "$m" --device NV --max-context 1024 --benchmark 32 2>&1 | grep -v -E "^ +[0-9.]+ ms" | tail -12
       echo "-- the same, graphs replayed as launch lists (TG_NV_GRAPHS=0)"
       TG_NV_GRAPHS=0 timeout 150 "$bin/llm" --model "$m" --device NV --max-context 1024 --benchmark 32 2>&1 | grep -E "^prefill|^error"
+      if [ -n "$quick" ] && [ "${PROFILE:-}" = 1 ]; then
+        echo "-- each kernel by CUDA events (-v)"
+        timeout 150 "$bin/llm" --model "$m" --device NV --max-context 1024 --benchmark 4 -v 2>&1 | grep -E "^[0-9.]+ ms|^prefill|^decode kernel"
+      fi
       if [ -n "$quick" ]; then rm -f "$m"; section_end; continue; fi
       if [ "$type" = Q8_0 ]; then
         echo "-- the same, each kernel launched on its own (--no-graphs)"

@@ -50,6 +50,7 @@ class nv_kernel_compiler final : public kernel_compiler {
     traits_.gpu.max_reduce_unroll = codegen::max_gpu_reduce_unroll;
     traits_.gpu.min_thread_block_bytes = 4;  // these two: opt::gpu_traits, measured on an H200
     traits_.gpu.max_split_trips = 16;
+    traits_.gpu.sparse_block_bytes = 16;
   }
   const opt::target_traits& traits() const override { return traits_; }
 

@@ -175,6 +175,9 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   // for one token, a total sum): more threads per element, whatever the access pattern.
   const bool few_outputs = outputs >= 0 && outputs * 4 < traits.busy_threads;
   const bool coalesced = outputs_coalesce(nodes, global_ranges);
+  // Too few outputs for a wave each to come near filling the GPU (traits.sparse_block_bytes).
+  const bool sparse = traits.sparse_block_bytes > 0 && outputs >= 0 && outputs * traits.wave_lanes * 4 < traits.busy_threads;
+  const int block_bytes = sparse ? traits.sparse_block_bytes : traits.min_thread_block_bytes;
   const std::vector<top_reduce> tops = top_level_reduces(nodes);
   int nested = 1;
   for (const top_reduce& r : tops) {
@@ -182,16 +185,22 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
     // guard) that a short reduce does not pay back: at least 16 iterations per lane of a wave.
     // A symbolic bound counts as long.
     const bool long_reduce = r.iterations < 0 || r.iterations >= 16 * traits.wave_lanes;
-    if (!long_reduce || !(few_outputs || (!coalesced && streams_along(nodes, r.range)))) continue;
+    // Unless the outputs are so few that a wave each still leaves most of the GPU idle (the
+    // activation rounding's block maxima: 128 outputs of 32 values): then even a short reduce's
+    // loads are better spread over a wave than chained in one thread (NV, an H200: such kernels
+    // took 4.9 us a launch, the most of any small kernel).
+    const bool idle_gpu = outputs >= 0 && outputs * traits.wave_lanes * 4 < traits.busy_threads &&
+                          r.iterations >= traits.wave_lanes;
+    if (!(long_reduce || idle_gpu) || !(few_outputs || (!coalesced && streams_along(nodes, r.range)))) continue;
     // As many threads as the reduce has iterations, up to a wave: a lane-hinted dot product
     // over 16 lanes (the LLM's int8 matmuls) takes 16, and the nested split below the rest.
     int lanes = traits.wave_lanes;
     while (r.bound > 0 && lanes > 2 && lanes / 2 >= r.bound) lanes /= 2;
     // Threads that would each read only a sliver of a block (traits.min_thread_block_bytes) take
     // several of its lanes instead, and the blocks go to more of the wave.
-    if (tops.size() == 1 && r.nested_bound != 0 && traits.min_thread_block_bytes > 0) {
+    if (tops.size() == 1 && r.nested_bound != 0 && block_bytes > 0) {
       const std::int64_t block = narrowest_block(nodes, r.range, r.nested_range);
-      while (block > 0 && lanes > 2 && block < std::int64_t(traits.min_thread_block_bytes) * lanes) lanes /= 2;
+      while (block > 0 && lanes > 2 && block < std::int64_t(block_bytes) * lanes) lanes /= 2;
     }
     // Fewer than a wave, over a block loop (the int8 matmuls' 8 or 16 lanes): the rest of the
     // wave splits the blocks, so a wave reads neighbouring blocks of one row together and
@@ -208,10 +217,19 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   if (group > 1) opts.group_lanes = group, opts.reduce_unroll = 4, opts.nested_lanes = nested;
   // A long block loop (a matvec over K = 14336) in more iterations per trip, so that each thread
   // waits at most traits.max_split_trips times along its row.
-  if (group > 1 && tops.size() == 1 && tops[0].nested_bound > 0 && traits.max_split_trips > 0) {
+  // A sparse kernel's (traits.sparse_block_bytes) in one trip, of at most 16 (the most measured).
+  const int trips = sparse ? 1 : traits.max_split_trips;
+  const int most_unroll = sparse ? std::min(16, traits.max_reduce_unroll) : traits.max_reduce_unroll;
+  if (group > 1 && tops.size() == 1 && tops[0].nested_bound > 0 && trips > 0) {
     const std::int64_t per_thread = (tops[0].nested_bound + nested - 1) / nested;
-    while (per_thread > std::int64_t(opts.reduce_unroll) * traits.max_split_trips &&
-           opts.reduce_unroll * 2 <= traits.max_reduce_unroll)
+    while (per_thread > std::int64_t(opts.reduce_unroll) * trips && opts.reduce_unroll * 2 <= most_unroll)
+      opts.reduce_unroll *= 2;
+  }
+  // Likewise a plain split reduce (a norm's sum of squares over 4096 values: 128 a thread), in at
+  // most traits.max_split_trips trips.
+  if (group > 1 && tops.size() == 1 && tops[0].nested_bound == 0 && tops[0].iterations > 0 && trips > 0) {
+    const std::int64_t per_thread = (tops[0].bound + group - 1) / group;
+    while (per_thread > std::int64_t(opts.reduce_unroll) * trips && opts.reduce_unroll * 2 <= most_unroll)
       opts.reduce_unroll *= 2;
   }
   // One work-item per output and one plain loop reduce over rows and columns: a matmul's tile.

@@ -31,6 +31,12 @@ struct gpu_traits {
   // they fit); 0: the unroll stays 4. NV: 16, from the same measurements (Q8_0's 4096 x 14336
   // matvec: 19% of the copy bandwidth at 28 trips of 4 blocks, 28% at 14 of 8); AMD: 0.
   int max_split_trips = 0;
+  // Where a split dot's threads are fewer than a quarter of busy_threads (a k/v matvec of 1024
+  // rows: most of the GPU idle), each thread instead reads at least this many bytes of a block
+  // and walks its share of the row in one trip, so each has as much of the row in flight as it
+  // can; 0: no such rule. NV: 16 (an H200's 1024 x 4096 Q8_0 matvec: 13% -> 20-21% of the copy
+  // bandwidth; at 4096 rows the same split measured 10-40% slower, hence the quarter); AMD: 0.
+  int sparse_block_bytes = 0;
 };
 
 codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits);

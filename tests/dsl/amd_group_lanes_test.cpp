@@ -360,9 +360,9 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
      // min_thread_block_bytes of 4 (NV's), 8 threads share a block, each taking 2 of its lanes,
      // and the wave takes 4 blocks at once; without one (AMD), 16 threads and 2 blocks. A block of
      // 144 bytes over 8 lanes (Q4_K's) already gives each thread 18: unchanged either way.
-    auto int8_dot = [](std::int64_t lanes, std::int64_t block_bytes) {
+    auto int8_dot = [](std::int64_t lanes, std::int64_t block_bytes, std::int64_t rows = 4096) {
       tg::kernel_builder kb;
-      auto n = kb.output_range(4096);
+      auto n = kb.output_range(rows);
       auto l = kb.reduce_range(lanes);
       auto g = kb.reduce_range(64);
       auto w = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(1, n * (64 * block_bytes) + g * block_bytes + 2 + l * 2));
@@ -385,6 +385,18 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     nv.max_split_trips = 2;
     CHECK(tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, nv).reduce_unroll == 8);
     CHECK(q8_amd.reduce_unroll == 4);
+    // A sparse kernel (sparse_block_bytes; an H200's busy_threads): 1024 rows of waves are under
+    // a quarter of them, so each thread takes 16 bytes of a block, as 2 threads a block and 16
+    // blocks at once, and its 4 blocks in one trip. 4096 rows are not: the split above.
+    nv.max_split_trips = 16;
+    nv.busy_threads = 132 * 2048;
+    nv.sparse_block_bytes = 16;
+    const tg::ast::kernel kv = int8_dot(16, 34, 1024);
+    const tg::codegen::kernel_opts kv_nv = tg::opt::choose_gpu_opts(kv.nodes, kv.global_ranges, nv);
+    CHECK((kv_nv.group_lanes == 32 && kv_nv.nested_lanes == 16 && kv_nv.reduce_unroll == 4));
+    const tg::codegen::kernel_opts q8_busy = tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, nv);
+    CHECK((q8_busy.nested_lanes == 4 && q8_busy.reduce_unroll == 4));
+    CHECK(tg::opt::choose_gpu_opts(kv.nodes, kv.global_ranges, {}).nested_lanes == 2);  // AMD: no such rule
   }
   {  // many rows with a short reduce: one thread each
     tg::kernel_builder kb;
