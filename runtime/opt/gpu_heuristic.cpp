@@ -175,6 +175,11 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   // for one token, a total sum): more threads per element, whatever the access pattern.
   const bool few_outputs = outputs >= 0 && outputs * 4 < traits.busy_threads;
   const bool coalesced = outputs_coalesce(nodes, global_ranges);
+  // The outputs with each symbolic bound at 1: the LLM's decode, one token (its kernels' token
+  // range is a launch variable: an activation rounding over 4096 values in 256-value blocks has
+  // 16 outputs a token, each reduce taking 11.9 us in one thread on an H200).
+  std::int64_t least_outputs = 1;
+  for (int r = 0; r < global_ranges; ++r) least_outputs *= std::max<std::int64_t>(1, const_bound(nodes, r));
   // Too few outputs for a wave each to come near filling the GPU (traits.sparse_block_bytes).
   const bool sparse = traits.sparse_block_bytes > 0 && outputs >= 0 && outputs * traits.wave_lanes * 4 < traits.busy_threads;
   const int block_bytes = sparse ? traits.sparse_block_bytes : traits.min_thread_block_bytes;
@@ -185,12 +190,10 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
     // guard) that a short reduce does not pay back: at least 16 iterations per lane of a wave.
     // A symbolic bound counts as long.
     const bool long_reduce = r.iterations < 0 || r.iterations >= 16 * traits.wave_lanes;
-    // Unless the outputs are so few that a wave each still leaves most of the GPU idle (the
-    // activation rounding's block maxima: 128 outputs of 32 values): then even a short reduce's
-    // loads are better spread over a wave than chained in one thread (NV, an H200: such kernels
-    // took 4.9 us a launch, the most of any small kernel).
-    const bool idle_gpu = outputs >= 0 && outputs * traits.wave_lanes * 4 < traits.busy_threads &&
-                          r.iterations >= traits.wave_lanes;
+    // Unless the outputs (least_outputs) are so few that a wave each still leaves most of the GPU
+    // idle (the activation rounding's block maxima: 128 or 16 outputs of 32 or 256 values): then
+    // even a short reduce's loads are better spread over a wave than chained in one thread.
+    const bool idle_gpu = least_outputs * traits.wave_lanes * 4 < traits.busy_threads && r.iterations >= traits.wave_lanes;
     if (!(long_reduce || idle_gpu) || !(few_outputs || (!coalesced && streams_along(nodes, r.range)))) continue;
     // As many threads as the reduce has iterations, up to a wave: a lane-hinted dot product
     // over 16 lanes (the LLM's int8 matmuls) takes 16, and the nested split below the rest.

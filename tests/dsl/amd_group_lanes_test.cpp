@@ -398,6 +398,22 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     CHECK((q8_busy.nested_lanes == 4 && q8_busy.reduce_unroll == 4));
     CHECK(tg::opt::choose_gpu_opts(kv.nodes, kv.global_ranges, {}).nested_lanes == 2);  // AMD: no such rule
   }
+  {  // the LLM's activation rounding for one token: a block maximum per 256 (or 32) values, the
+     // token range a launch variable (counted as 1). 16 outputs leave the GPU idle, so even
+     // these short reduces split across a wave; with 2^16 rows of them they would not.
+    auto block_max = [](bool symbolic_rows, std::int64_t blocks, std::int64_t block) {
+      tg::kernel_builder kb;
+      auto t = symbolic_rows ? kb.output_range(kb.variable(0)) : kb.output_range(1 << 16);
+      auto b = kb.output_range(blocks);
+      auto i = kb.reduce_range(block);
+      auto x = kb.load<float>(1, t * (blocks * block) + b * block + i);
+      kb.store(0, t * blocks + b, kb.max(kb.maximum(x, -x), i));
+      return kb.finish();
+    };
+    CHECK(group_of(block_max(true, 16, 256)) == 32);
+    CHECK(group_of(block_max(true, 128, 32)) == 32);
+    CHECK(group_of(block_max(false, 16, 256)) == 1);
+  }
   {  // many rows with a short reduce: one thread each
     tg::kernel_builder kb;
     auto i = kb.output_range(1 << 20);
