@@ -181,7 +181,7 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   std::int64_t least_outputs = 1;
   for (int r = 0; r < global_ranges; ++r) least_outputs *= std::max<std::int64_t>(1, const_bound(nodes, r));
   // Too few outputs for a wave each to come near filling the GPU (traits.sparse_block_bytes).
-  const bool sparse = traits.sparse_block_bytes > 0 && outputs >= 0 && outputs * traits.wave_lanes * 4 < traits.busy_threads;
+  const bool sparse = traits.sparse_block_bytes > 0 && least_outputs * traits.wave_lanes * 4 < traits.busy_threads;
   const int block_bytes = sparse ? traits.sparse_block_bytes : traits.min_thread_block_bytes;
   const std::vector<top_reduce> tops = top_level_reduces(nodes);
   int nested = 1;
