@@ -65,6 +65,10 @@ struct am_dispatch_plan {
   bool is_empty() const { return std::uint64_t{shape.workgroups[0]} * shape.workgroups[1] * shape.workgroups[2] == 0; }
 };
 
+// usage_error unless a buffer argument of `kernel` lies on codegen::amdgpu_buffer_align, as the
+// kernel's loads assume (launches and graph replays check each).
+void check_buffer_alignment(const std::string& device, const std::string& kernel, std::size_t slot, std::uint64_t address);
+
 // Both kinds of AMD program: a loaded code object (am_program) and a compiled tg kernel
 // (am_backend_compile.cpp). plan_launch checks the argument counts as launch does (usage_error).
 class am_dispatchable : public program {
@@ -156,6 +160,7 @@ class am_program final : public am_dispatchable {
   std::uint64_t kernarg_block_bytes() const { return slot_bytes_; }
   std::span<const kernarg> args() const { return args_; }
   const am_backend& owner() const { return owner_; }
+  const std::string& name() const { return name_; }
 
   const queue::pm4::kernel_summary& summary() const { return summary_; }
   const kernarg_layout& layout() const { return layout_; }

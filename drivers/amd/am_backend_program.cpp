@@ -3,8 +3,10 @@
 #include <cstring>
 
 #include <tg/core/error.hpp>
+#include <tg/core/hex.hpp>
 
 #include "drivers/amd/am_backend.hpp"
+#include "runtime/codegen/amdgpu_kernel.hpp"
 
 namespace tg::amd {
 
@@ -31,6 +33,12 @@ am_program::am_program(am_backend& owner, const code_object& co, std::string_vie
   owner.program_memory_.push_back(kernargs_);
 }
 
+void check_buffer_alignment(const std::string& device, const std::string& kernel, std::size_t slot, std::uint64_t address) {
+  if (address % codegen::amdgpu_buffer_align != 0)  // the kernel's loads rely on it
+    throw usage_error(str(device, ": kernel '", kernel, "': buffer ", slot, " at ", hex{address}, " is not ",
+                          codegen::amdgpu_buffer_align, "-byte aligned (AMD kernels take whole allocations)"));
+}
+
 void am_program::write_kernargs(std::span<std::byte> slot, std::span<void* const> buffers,
                                 std::span<const std::int64_t> vars) {
   std::fill(slot.begin(), slot.end(), std::byte{0});  // hidden arguments stay zero (llvm/docs/AMDGPUUsage.rst)
@@ -45,6 +53,7 @@ void am_program::write_kernargs(std::span<std::byte> slot, std::span<void* const
         throw usage_error(str(owner_.name(), ": kernel '", name_, "': argument ", i, " gets a buffer but is not a pointer"));
       owner_.allocation_of(buffers[i], 0, "launch");  // a buffer of this device
       value = reinterpret_cast<std::uintptr_t>(buffers[i]);
+      check_buffer_alignment(owner_.name(), name_, i, value);
     } else {
       value = std::uint64_t(vars[i - buffers.size()]);
     }

@@ -35,6 +35,7 @@
 #include <tg/device.hpp>
 
 #include "drivers/amd/am_backend.hpp"
+#include "runtime/codegen/amdgpu_kernel.hpp"
 #include "runtime/jit/graph_arguments.hpp"
 #include "runtime/queue/indirect_buffer.hpp"
 #include "runtime/queue/pm4.hpp"
@@ -266,6 +267,10 @@ void am_graph::flush(frame& f) {
 
 void am_graph::replay(std::span<const std::int64_t> vars, std::span<void* const> buffers) {
   args_.apply(vars, buffers);
+  for (const kernarg_site& s : sites_)  // before anything is written: a refused replay changes nothing
+    if (s.is_buffer && reinterpret_cast<std::uintptr_t>(args_.buffers(s.launch)[s.slot]) % codegen::amdgpu_buffer_align != 0)
+      check_buffer_alignment(owner_.name(), str("(a graph's launch ", s.launch, ")"), s.slot,
+                             reinterpret_cast<std::uintptr_t>(args_.buffers(s.launch)[s.slot]));
   frame& f = frames_[next_];
   next_ = (next_ + 1) % frame_count;
   f.ib->wait_idle(owner_.queue_timeout());

@@ -2,6 +2,7 @@
 // amdgpu_compiler.hpp).
 #include "runtime/codegen/amdgpu_compiler.hpp"
 #include "runtime/codegen/amdgpu_linker.hpp"
+#include "runtime/codegen/byte_words.hpp"
 #include "runtime/codegen/target_emit.hpp"
 
 #include <llvm/IR/LegacyPassManager.h>
@@ -61,7 +62,8 @@ void amdgpu_compiler::prepare(llvm::Module& module) const {
 
 std::vector<std::byte> amdgpu_compiler::compile(llvm::Module& module, const std::string& kernel) {
   std::lock_guard<std::mutex> guard(lock_);
-  const emitted object = optimize_and_emit(module, *target_, processor_, llvm::CodeGenFileType::ObjectFile, "amdgpu", kernel);
+  const emitted object = optimize_and_emit(module, *target_, processor_, llvm::CodeGenFileType::ObjectFile, "amdgpu", kernel,
+                                           [](llvm::Module& m) { rewrite_byte_vectors(m, byte_word_target::amdgpu); });
   const double ir_ms = object.ir_ms, backend_ms = object.backend_ms;
   const auto link_start = std::chrono::steady_clock::now();
   std::vector<std::byte> code_object =

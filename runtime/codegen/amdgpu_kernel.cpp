@@ -25,7 +25,7 @@ amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& 
   check_gpu_opts("amdgpu", workgroup_size, global_ranges, opts);
   kernel_frame frame;
   int vars = 0;
-  llvm::Function* f = create_gpu_kernel(module, name, nodes, global_address_space, frame, vars);
+  llvm::Function* f = create_gpu_kernel(module, name, nodes, global_address_space, frame, vars, amdgpu_buffer_align);
   const amdgpu_kernel_shape shape{frame.buffer_args, vars, workgroup_size, opts.group_lanes, opts.reduce_unroll, opts.upcast};
   f->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
   // The launch always uses exactly this workgroup size: LLVM may rely on it (AMDGPUUsage,

@@ -33,6 +33,12 @@ struct amdgpu_kernel_shape {
   std::vector<int> upcast;     // kernel_opts::upcast: a work-item per tile of upcast[r] values of range r
 };
 
+// Every buffer an AMDGPU kernel is launched with starts on this boundary (the AM driver's
+// allocations are 4 KiB aligned; drivers/amd checks each launch and graph replay), and the
+// kernel's pointer parameters say so: LLVM then loads a quad's four weight bytes as one dword
+// where, not knowing the base's alignment, it loaded each byte apart (global_load_u8).
+inline constexpr unsigned amdgpu_buffer_align = 16;
+
 // Emits @name into `module` (whose triple and data layout are the AMDGPU target's), shaped by
 // the GPU opts of `opts` (runtime/opt/gpu_heuristic.hpp): with group_lanes G > 1 (a power of
 // two up to 32; the workgroup a multiple of 32), G consecutive work-items of a wave share each

@@ -18,7 +18,7 @@
 #include <tg/device.hpp>
 #include <tg/log.hpp>
 
-#include "runtime/codegen/nvptx_byte_words.hpp"
+#include "runtime/codegen/byte_words.hpp"
 #include "runtime/codegen/target_emit.hpp"
 
 namespace tg::codegen {
@@ -67,7 +67,7 @@ void nvptx_compiler::prepare(llvm::Module& module) const {
 std::string nvptx_compiler::compile(llvm::Module& module, const std::string& kernel) {
   std::lock_guard<std::mutex> guard(lock_);
   const emitted ptx = optimize_and_emit(module, *target_, arch_, llvm::CodeGenFileType::AssemblyFile, "nvptx", kernel,
-                                        [](llvm::Module& m) { rewrite_byte_vectors(m); });
+                                        [](llvm::Module& m) { rewrite_byte_vectors(m, byte_word_target::nvptx); });
   if (debug_level() >= 1) {
     char line[200];
     std::snprintf(line, sizeof line, "nvptx: %s for %s: IR passes %.1f ms, backend %.1f ms, %zu bytes of PTX",

@@ -21,7 +21,7 @@ struct emitted {
 
 // `who` names the compiler in messages ("amdgpu", "nvptx"); device_error for IR that does not
 // verify (a tg bug) or a target that cannot emit the file type. `after_o3`, where given, rewrites
-// the optimised module before emission (nvptx_byte_words.hpp).
+// the optimised module before emission (byte_words.hpp).
 emitted optimize_and_emit(llvm::Module& module, llvm::TargetMachine& target, const std::string& processor,
                           llvm::CodeGenFileType type, const char* who, const std::string& kernel,
                           void (*after_o3)(llvm::Module&) = nullptr);

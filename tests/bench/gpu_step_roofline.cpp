@@ -90,6 +90,9 @@ int main(int argc, char** argv) {
         // One decode step, each launch's dispatch (if it has one) paired with its kernel and layer.
         std::map<std::string, kernel_cost> costs;
         std::size_t seen = 0;
+        // The prompt's dispatches may still be running: done before the step's are counted (they
+        // were once counted into the step's first kernel, the embedding, as 54-61 dispatches).
+        g.dev.synchronize();
         g.seen.clear();
         m.set_profiling(true);  // the host clock: each launch's work is done when the observer hears of it
         m.set_launch_observer([&](const std::string& kernel, int layer) {

@@ -156,6 +156,19 @@ TEST_CASE("an AMD graph refuses kernels and buffers of another device") {
   }
 }
 
+TEST_CASE("an AMD launch refuses a buffer off the 16-byte boundary its kernel's loads assume") {
+  tg::device dev("AMD:EMU");
+  tg::prepared_kernel acc = dev.prepare(accumulate_kernel());
+  tg::buffer sum = dev.allocate(64 * 4 + 16);
+  void* aligned = sum.data();
+  void* inside = static_cast<char*>(sum.data()) + 4;  // within the allocation, 4 bytes in
+  const std::int64_t one[] = {1};
+  CHECK_NOTHROW(acc.compiled()->launch(std::span(&aligned, 1), one));
+  CHECK_THROWS_WITH_AS(acc.compiled()->launch(std::span(&inside, 1), one),
+                       doctest::Contains("is not 16-byte aligned (AMD kernels take whole allocations)"), tg::usage_error);
+  dev.synchronize();
+}
+
 namespace {
 
 // One kernel, acc += v, captured once and replayed 10,000 times without waiting in between.

@@ -1,5 +1,5 @@
-// nvptx_byte_words.cpp: see nvptx_byte_words.hpp.
-#include "runtime/codegen/nvptx_byte_words.hpp"
+// byte_words.cpp: see byte_words.hpp.
+#include "runtime/codegen/byte_words.hpp"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
@@ -30,7 +30,7 @@ std::uint32_t each_byte(std::uint32_t b) { return (b & 0xFF) * 0x01010101u; }
 
 // The word op of `i` (a <4 x i8> instruction, or a trunc to one), built before it; null when it
 // is none of the forms rewritten.
-llvm::Value* as_word(llvm::Instruction& i) {
+llvm::Value* as_word(llvm::Instruction& i, byte_word_target target) {
   if (!is_byte_quad(i.getType())) return nullptr;
   llvm::IRBuilder<> b(&i);
   llvm::Type* word = b.getInt32Ty();
@@ -61,6 +61,7 @@ llvm::Value* as_word(llvm::Instruction& i) {
       break;
     }
     case llvm::Instruction::Trunc: {
+      if (target != byte_word_target::nvptx) return nullptr;
       llvm::Value* src = i.getOperand(0);
       auto* from = llvm::dyn_cast<llvm::FixedVectorType>(src->getType());
       if (from == nullptr || !from->getElementType()->isIntegerTy(16)) return nullptr;
@@ -77,13 +78,13 @@ llvm::Value* as_word(llvm::Instruction& i) {
 
 }  // namespace
 
-int rewrite_byte_vectors(llvm::Module& module) {
+int rewrite_byte_vectors(llvm::Module& module, byte_word_target target) {
   int rewritten = 0;
   for (llvm::Function& f : module) {
     std::vector<llvm::Instruction*> dead;
     for (llvm::BasicBlock& bb : f)
       for (llvm::Instruction& i : bb)
-        if (llvm::Value* replacement = as_word(i)) {
+        if (llvm::Value* replacement = as_word(i, target)) {
           i.replaceAllUsesWith(replacement);
           dead.push_back(&i);
         }

@@ -1,4 +1,4 @@
-// nvptx_byte_words_test.cpp: four-byte vectors as 32-bit words on NVPTX (nvptx_byte_words.hpp)
+// byte_words_test.cpp: four-byte vectors as 32-bit words on the GPU targets (byte_words.hpp)
 // and the quads' dp4a (kernel_frame::dot4). The word forms of a byte-wise shift, add and subtract
 // run on the host JIT against byte-by-byte arithmetic on random and edge operands; the narrowing
 // of four i16 lanes becomes a prmt whose selector is checked against PTX's byte selection rule;
@@ -22,7 +22,7 @@
 
 #include "drivers/cpu/orc_jit.hpp"
 #include "runtime/codegen/gpu_frame.hpp"
-#include "runtime/codegen/nvptx_byte_words.hpp"
+#include "runtime/codegen/byte_words.hpp"
 #include "runtime/codegen/nvptx_compiler.hpp"
 #include "runtime/codegen/nvptx_kernel.hpp"
 #include "runtime/opt/gpu_heuristic.hpp"
@@ -49,7 +49,7 @@ word_fn jit_byte_op(llvm::Instruction::BinaryOps op, bool splat_shift, int& rewr
   llvm::Value* y = splat_shift ? llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(4), b.getInt8(3))
                                : b.CreateBitCast(f->getArg(1), quad);
   b.CreateRet(b.CreateBitCast(b.CreateBinOp(op, x, y), b.getInt32Ty()));
-  rewritten = tg::codegen::rewrite_byte_vectors(*module);
+  rewritten = tg::codegen::rewrite_byte_vectors(*module, tg::codegen::byte_word_target::amdgpu);
   return reinterpret_cast<word_fn>(jit.compile(std::move(context), std::move(module), name, false));
 }
 
@@ -122,7 +122,8 @@ TEST_CASE("four i16 lanes narrowed to bytes become one prmt selecting bytes 0, 2
   auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, "narrow", module);
   b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", f));
   b.CreateRet(b.CreateBitCast(b.CreateTrunc(f->getArg(0), llvm::FixedVectorType::get(b.getInt8Ty(), 4)), b.getInt32Ty()));
-  CHECK(tg::codegen::rewrite_byte_vectors(module) == 1);
+  CHECK(tg::codegen::rewrite_byte_vectors(module, tg::codegen::byte_word_target::amdgpu) == 0);  // NVPTX only
+  CHECK(tg::codegen::rewrite_byte_vectors(module, tg::codegen::byte_word_target::nvptx) == 1);
   llvm::CallInst* prmt = nullptr;
   for (llvm::Instruction& i : f->getEntryBlock())
     if (auto* call = llvm::dyn_cast<llvm::CallInst>(&i); call && call->getIntrinsicID() == llvm::Intrinsic::nvvm_prmt) prmt = call;
