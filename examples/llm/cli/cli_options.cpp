@@ -53,7 +53,7 @@ void add_options(CLI::App& app, cli_options& o) {
                  "all), kept in the tuning cache for later runs (as TG_BEAM=N; tg-tune --list shows them)")
       ->check(CLI::Range(0, 64));
   app.add_flag("--no-graphs", o.no_graphs,
-               "on a GPU, launch a decode step's kernels one by one instead of replaying its captured graph (one submission per token); the CPU always launches them one by one");
+               "on a GPU, launch a decode step's kernels one by one instead of replaying its captured graph (one submission per token; on NV a CUDA graph, or with TG_NV_GRAPHS=0 a list of launches); the CPU always launches them one by one");
   app.add_flag("-v,--verbose", o.verbose,
                "print timings and the time of every kernel, prefill and decode apart (synchronizes after every launch)");
 }
