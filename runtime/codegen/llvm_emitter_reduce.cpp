@@ -220,16 +220,18 @@ llvm::Value* emitter::gpu_dot4(llvm::Value* v) {
   // repeat the sign (Q6_K's q - 32).
   auto as_bytes = [&](llvm::Value* side, llvm::Value*& out, bool& is_signed) {
     llvm::Value* src = side;
+    bool zero_extended = false;  // then src's bits are an unsigned value: it cannot be a signed byte
     if (auto* ext = llvm::dyn_cast<llvm::CastInst>(side); ext != nullptr && (llvm::isa<llvm::SExtInst>(ext) || llvm::isa<llvm::ZExtInst>(ext))) {
       src = ext->getOperand(0);
+      zero_extended = llvm::isa<llvm::ZExtInst>(ext);
       if (src->getType()->getScalarSizeInBits() == 8) {
-        out = src, is_signed = llvm::isa<llvm::SExtInst>(ext);
+        out = src, is_signed = !zero_extended;
         return true;
       }
     }
     const unsigned bits = src->getType()->getScalarSizeInBits();
     if (llvm::computeKnownBits(src, layout).countMaxActiveBits() <= 8) is_signed = false;
-    else if (llvm::ComputeNumSignBits(src, layout) + 7 >= bits) is_signed = true;
+    else if (!zero_extended && llvm::ComputeNumSignBits(src, layout) + 7 >= bits) is_signed = true;
     else return false;
     out = b_.CreateTrunc(src, bytes_type);
     return true;

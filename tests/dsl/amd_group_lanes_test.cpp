@@ -168,6 +168,55 @@ TEST_CASE("32- and 64-bit integer sums split across work-items are exact") {
     }
 }
 
+TEST_CASE("quad sums of byte products run as v_dot4_i32_iu8 and stay exact, whatever each side's signedness") {
+  // out[r] = sum over l of the quad sum over e of a[r][4 l + e] * b[4 l + e], four ways: signed
+  // bytes times signed bytes; unsigned nibbles (a byte shifted: known to fit 4 bits) times signed
+  // bytes; a sign-extended int16 known to fit a signed byte (an int8 minus 32); and a zero-extended
+  // uint16 whose bits would read as a signed byte (0xFF80 | v) but whose value does not fit one,
+  // which must stay a plain multiply.
+  const std::int64_t rows = 6, cols = 256;
+  const auto a = tg::test::random_ints<std::int8_t>(std::size_t(rows * cols), 11, -128, 127);
+  const auto b = tg::test::random_ints<std::int8_t>(std::size_t(cols), 12, -128, 127);
+  std::vector<std::uint16_t> wide(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) wide[i] = std::uint16_t(std::uint8_t(a[i]));
+  for (const char* form : {"signed", "nibbles", "int16", "zero-extended"}) {
+    CAPTURE(std::string(form));
+    const std::string f = form;
+    tg::kernel_builder kb;
+    auto r = kb.output_range(rows);
+    auto l = kb.reduce_range(cols / 4);
+    auto e = kb.reduce_range(4);
+    auto j = l * 4 + e;
+    auto i8 = [&](tg::kvalue v) { return kb.cast(tg::dtype::int32, v); };
+    tg::kvalue side;
+    if (f == "signed") side = i8(kb.load<std::int8_t>(1, r * cols + j));
+    if (f == "nibbles") side = i8(kb.load<std::uint8_t>(1, r * cols + j) >> kb.constant(tg::dtype::uint8, 4));
+    if (f == "int16") side = i8(kb.cast(tg::dtype::int16, kb.cast(tg::dtype::int8, kb.load<std::uint8_t>(1, r * cols + j) >> kb.constant(tg::dtype::uint8, 2))) - kb.constant(tg::dtype::int16, 32));
+    if (f == "zero-extended") side = i8(kb.load<std::uint16_t>(1, r * cols + j) | kb.constant(tg::dtype::uint16, 0xFF80));
+    kb.store(0, r, kb.sum(kb.sum_lanes(side * i8(kb.load<std::int8_t>(2, j)), e), l));
+    const tg::ast::kernel k = kb.finish();
+    std::vector<std::int32_t> want;
+    for (std::int64_t row = 0; row < rows; ++row) {
+      std::int64_t sum = 0;
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const std::size_t at = std::size_t(row * cols + c);
+        const std::uint8_t byte = std::uint8_t(a[at]);
+        std::int64_t v = a[at];
+        if (f == "nibbles") v = byte >> 4;
+        if (f == "int16") v = std::int8_t(byte >> 2) - 32;
+        if (f == "zero-extended") v = std::uint16_t(wide[at] | 0xFF80);
+        sum += v * b[std::size_t(c)];
+      }
+      want.push_back(std::int32_t(sum));
+    }
+    const host_buffer weights = f == "zero-extended" ? bytes_of(wide) : bytes_of(a);
+    for (const gpu& g : gpus) {
+      CAPTURE(std::string(g.device));
+      CHECK(run_grouped<std::int32_t>(g, k, 32, std::size_t(rows), {weights, bytes_of(b)}, {}, 2) == want);
+    }
+  }
+}
+
 TEST_CASE("a symbolic reduce bound, two top-level reduces and a nested one, split across work-items") {
   // out[i] = sum_k x[i, k] + max_j x[i, j], both over n (a variable, 0 included: the sum is 0
   // and the max -inf, the identities) ...
