@@ -35,7 +35,8 @@ struct gpu_traits {
   // rows: most of the GPU idle), each thread instead reads at least this many bytes of a block
   // and walks its share of the row in one trip, so each has as much of the row in flight as it
   // can; 0: no such rule. NV: 16 (an H200's 1024 x 4096 Q8_0 matvec: 13% -> 20-21% of the copy
-  // bandwidth; at 4096 rows the same split measured 10-40% slower, hence the quarter); AMD: 0.
+  // bandwidth; at 4096 rows the same split measured 10-40% slower, hence the quarter); AMD: 16,
+  // from the roofline model only (a one-output norm reduce in 8 trips rather than 32).
   int sparse_block_bytes = 0;
 };
 
