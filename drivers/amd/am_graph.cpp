@@ -267,10 +267,11 @@ void am_graph::flush(frame& f) {
 
 void am_graph::replay(std::span<const std::int64_t> vars, std::span<void* const> buffers) {
   args_.apply(vars, buffers);
-  for (const kernarg_site& s : sites_)  // before anything is written: a refused replay changes nothing
-    if (s.is_buffer && reinterpret_cast<std::uintptr_t>(args_.buffers(s.launch)[s.slot]) % codegen::amdgpu_buffer_align != 0)
-      check_buffer_alignment(owner_.name(), str("(a graph's launch ", s.launch, ")"), s.slot,
-                             reinterpret_cast<std::uintptr_t>(args_.buffers(s.launch)[s.slot]));
+  for (const kernarg_site& s : sites_) {  // before anything is written: a refused replay changes nothing
+    const std::uint64_t address = s.is_buffer ? reinterpret_cast<std::uintptr_t>(args_.buffers(s.launch)[s.slot]) : 0;
+    if (address % codegen::amdgpu_buffer_align != 0)  // the message is made only then: a replay allocates nothing
+      check_buffer_alignment(owner_.name(), str("(a graph's launch ", s.launch, ")"), s.slot, address);
+  }
   frame& f = frames_[next_];
   next_ = (next_ + 1) % frame_count;
   f.ib->wait_idle(owner_.queue_timeout());

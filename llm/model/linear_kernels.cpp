@@ -202,6 +202,15 @@ matmul_form matmul_form_for(const device& dev) {
   return wide_vectors_for(dev) ? matmul_form::wide : matmul_form::narrow;
 }
 
+// The int8 decode kernel's accumulator lanes for w on a device of `form` (matmul_kernel's
+// choices below; matmul_batch_kernel's rows must take the same).
+namespace {
+int decode_int_lanes(const weight& w, matmul_form form) {
+  const bool eight = form == matmul_form::gpu || (w.type == gguf::tensor_type::q4_k && form == matmul_form::narrow);
+  return eight ? 8 : 16;
+}
+}  // namespace
+
 // Decode: one row per step, so each thread reads its rows' bytes as one sequential stream
 // (two rows at a time measured 25-30% slower: the hardware prefetcher follows one stream
 // better). Accumulator lanes (matvec_types_bench, 4096 wide, 2 threads, Zen 5 unless said):
@@ -216,12 +225,10 @@ matmul_form matmul_form_for(const device& dev) {
 // - Q8_0, and Q4_0/Q4_1 with VNNI tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
 // - A GPU (matmul_form::gpu): 8 lanes of quads for every type.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_form form) {
-  using gguf::tensor_type;
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows);
-  const bool quads = form == matmul_form::gpu;
-  const bool eight = quads || (w.type == tensor_type::q4_k && form == matmul_form::narrow);
   return pick_matmul(w, rows, first, epilogue,
-                     {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = eight ? 8 : 16, .quads = quads});
+                     {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = decode_int_lanes(w, form),
+                      .quads = form == matmul_form::gpu});
 }
 
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
@@ -249,13 +256,10 @@ ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue, mat
 // A decode batch: token lanes sharing each decoded weight vector, each lane the one-token
 // kernel's arithmetic (its width, lanes and scaling), so every row is bit-identical to it.
 ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launch_var rows, matmul_form form) {
-  using gguf::tensor_type;
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, prefill_token_lanes, rows);
-  const bool quads = form == matmul_form::gpu;  // as matmul_kernel: the rows must match it
-  const bool eight = quads || (w.type == tensor_type::q4_k && form == matmul_form::narrow);
-  return pick_matmul(w, rows, -1, epilogue,
-                     {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = eight ? 8 : 16,
-                      .exact_rows = true, .quads = quads});
+  return pick_matmul(w, rows, -1, epilogue,  // matmul_kernel's lanes: the rows must match it
+                     {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = decode_int_lanes(w, form),
+                      .exact_rows = true, .quads = form == matmul_form::gpu});
 }
 
 }  // namespace tg::model

@@ -180,8 +180,10 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   // 16 outputs a token, each reduce taking 11.9 us in one thread on an H200).
   std::int64_t least_outputs = 1;
   for (int r = 0; r < global_ranges; ++r) least_outputs *= std::max<std::int64_t>(1, const_bound(nodes, r));
-  // Too few outputs for a wave each to come near filling the GPU (traits.sparse_block_bytes).
-  const bool sparse = traits.sparse_block_bytes > 0 && least_outputs * traits.wave_lanes * 4 < traits.busy_threads;
+  // Too few outputs for a wave each to come near filling the GPU: short reduces split below, and
+  // split dots read more of each block (traits.sparse_block_bytes).
+  const bool idle_gpu = least_outputs * traits.wave_lanes * 4 < traits.busy_threads;
+  const bool sparse = traits.sparse_block_bytes > 0 && idle_gpu;
   const int block_bytes = sparse ? traits.sparse_block_bytes : traits.min_thread_block_bytes;
   const std::vector<top_reduce> tops = top_level_reduces(nodes);
   int nested = 1;
@@ -190,11 +192,11 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
     // guard) that a short reduce does not pay back: at least 16 iterations per lane of a wave.
     // A symbolic bound counts as long.
     const bool long_reduce = r.iterations < 0 || r.iterations >= 16 * traits.wave_lanes;
-    // Unless the outputs (least_outputs) are so few that a wave each still leaves most of the GPU
-    // idle (the activation rounding's block maxima: 128 or 16 outputs of 32 or 256 values): then
-    // even a short reduce's loads are better spread over a wave than chained in one thread.
-    const bool idle_gpu = least_outputs * traits.wave_lanes * 4 < traits.busy_threads && r.iterations >= traits.wave_lanes;
-    if (!(long_reduce || idle_gpu) || !(few_outputs || (!coalesced && streams_along(nodes, r.range)))) continue;
+    // Unless the GPU is left idle (idle_gpu: the activation rounding's block maxima, 128 or 16
+    // outputs of 32 or 256 values): then even a short reduce's loads are better spread over a
+    // wave than chained in one thread.
+    const bool short_but_idle = idle_gpu && r.iterations >= traits.wave_lanes;
+    if (!(long_reduce || short_but_idle) || !(few_outputs || (!coalesced && streams_along(nodes, r.range)))) continue;
     // As many threads as the reduce has iterations, up to a wave: a lane-hinted dot product
     // over 16 lanes (the LLM's int8 matmuls) takes 16, and the nested split below the rest.
     int lanes = traits.wave_lanes;

@@ -1,9 +1,8 @@
-// byte_words_test.cpp: four-byte vectors as 32-bit words on the GPU targets (byte_words.hpp)
-// and the quads' dp4a (kernel_frame::dot4). The word forms of a byte-wise shift, add and subtract
-// run on the host JIT against byte-by-byte arithmetic on random and edge operands; the narrowing
-// of four i16 lanes becomes a prmt whose selector is checked against PTX's byte selection rule;
-// and int8 dot kernels written as quads (the LLM's matmuls on a GPU) compile to PTX with one
-// dp4a per quad and no byte-by-byte unpacking (bfe / bfi), assembled by ptxas where installed.
+// byte_words_test.cpp: four-byte vectors as 32-bit words on the GPU targets (byte_words.hpp).
+// The word forms of a byte-wise shift, add and subtract run on the host JIT against byte-by-byte
+// arithmetic on random and edge operands; the narrowing of four i16 lanes becomes a prmt whose
+// selector is checked against PTX's byte selection rule. (The quads' PTX, one dp4a each and no
+// byte-by-byte unpacking, is checked in nvptx_test.cpp.)
 #include <doctest/doctest.h>
 
 #include <llvm/IR/IRBuilder.h>
@@ -12,20 +11,12 @@
 #include <llvm/IR/Module.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <random>
-#include <regex>
 #include <string>
 #include <vector>
 
-#include <tg/ast/kernel_builder.hpp>
-
 #include "drivers/cpu/orc_jit.hpp"
-#include "runtime/codegen/gpu_frame.hpp"
 #include "runtime/codegen/byte_words.hpp"
-#include "runtime/codegen/nvptx_compiler.hpp"
-#include "runtime/codegen/nvptx_kernel.hpp"
-#include "runtime/opt/gpu_heuristic.hpp"
 
 namespace {
 
@@ -57,27 +48,6 @@ std::uint32_t bytewise(std::uint32_t a, std::uint32_t b, std::uint8_t (*op)(std:
   std::uint32_t out = 0;
   for (int i = 0; i < 4; ++i) out |= std::uint32_t(op(std::uint8_t(a >> 8 * i), std::uint8_t(b >> 8 * i))) << 8 * i;
   return out;
-}
-
-bool has_ptxas() { return std::system("ptxas --version > /dev/null 2>&1") == 0; }
-
-std::string ptx_of(const tg::ast::kernel& k) {
-  tg::codegen::nvptx_compiler c("sm_90");
-  llvm::LLVMContext context;
-  llvm::Module module("k", context);
-  c.prepare(module);
-  tg::opt::gpu_traits traits;
-  traits.max_reduce_unroll = tg::codegen::max_gpu_reduce_unroll;
-  const tg::codegen::kernel_opts opts = tg::opt::choose_gpu_opts(k.nodes, k.global_ranges, traits);
-  REQUIRE(opts.group_lanes > 1);  // the quads' lanes split across the warp, as the LLM's matmuls
-  tg::codegen::emit_nvptx_kernel(module, "k", k.nodes, k.global_ranges, 256, opts);
-  return c.compile(module, "k");
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 }  // namespace
@@ -145,43 +115,5 @@ TEST_CASE("four i16 lanes narrowed to bytes become one prmt selecting bytes 0, 2
       want |= std::uint32_t(lane[i] & 0xFF) << 8 * i;
     }
     CHECK(got == want);
-  }
-}
-
-TEST_CASE("int8 dots written as quads compile to one dp4a per quad, unpacked as words") {
-  // out[n] = sum over l of the quad sum over e of w[n][4 l + e] * x[4 l + e], three ways: signed
-  // bytes (Q8_0), high nibbles of bytes (Q4_K's odd sub-blocks: a byte-wise shift), and activations
-  // stored as int16 and narrowed (the LLM's rounded activations).
-  constexpr std::int64_t N = 256, K = 1024;
-  for (const char* form : {"bytes", "nibbles", "narrowed"}) {
-    CAPTURE(form);
-    tg::kernel_builder kb;
-    auto n = kb.output_range(N);
-    auto l = kb.reduce_range(K / 4);
-    auto e = kb.reduce_range(4);
-    auto j = l * 4 + e;
-    const std::string f = form;
-    auto w = f == "nibbles" ? kb.cast(tg::dtype::int32, (kb.load<std::uint8_t>(1, n * K + j) >> kb.constant(tg::dtype::uint8, 4)))
-                            : kb.cast(tg::dtype::int32, kb.load<std::int8_t>(1, n * K + j));
-    auto x = f == "narrowed" ? kb.cast(tg::dtype::int32, kb.cast(tg::dtype::int8, kb.load<std::int16_t>(2, j)))
-                             : kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, j));
-    kb.store(0, n, kb.sum(kb.sum_lanes(w * x, e), l));
-    const std::string ptx = ptx_of(kb.finish());
-    INFO(ptx);
-    CHECK(count(ptx, "dp4a") >= 1);
-    CHECK(count(ptx, "bfe.") == 0);
-    CHECK(count(ptx, "bfi.") == 0);
-    if (f == "narrowed") CHECK(count(ptx, "prmt.b32") >= 1);
-    if (has_ptxas()) {
-      const std::string path = "/tmp/tg_byte_words_" + std::to_string(::getpid()) + ".ptx";
-      FILE* out = std::fopen(path.c_str(), "w");
-      REQUIRE(out != nullptr);
-      std::fputs(ptx.c_str(), out);
-      std::fclose(out);
-      CHECK(std::system(("ptxas -arch=sm_90 '" + path + "' -o /dev/null").c_str()) == 0);
-      std::remove(path.c_str());
-    } else {
-      MESSAGE("ptxas not installed: the PTX was not assembled");
-    }
   }
 }

@@ -3,7 +3,9 @@
 // warp with shfl.sync, movement, matmuls with and without register tiles, an int8 dot) and the LLM's quantized decode matmuls are
 // rendered with the GPU heuristic's opts and compiled for sm_80 and sm_90; the PTX must declare the
 // target, be a visible entry with the launch bound set, move data through the global state space,
-// and call no function it does not define (the driver's JIT could not link one). When ptxas is
+// and call no function it does not define (the driver's JIT could not link one); int8 dots written
+// as quads (the LLM's matmuls on a GPU) take one dp4a per quad, unpacked as 32-bit words (no bfe /
+// bfi: runtime/codegen/byte_words.hpp). When ptxas is
 // installed (a CUDA toolkit), every PTX is also assembled with it; otherwise that check says it
 // was skipped.
 #include <doctest/doctest.h>
@@ -119,6 +121,35 @@ TEST_CASE("PTX for reduces split across a warp, movement, a matmul and an int8 d
   constexpr auto p = tg::input<std::int8_t>("p", tg::dims<128, 256>);
   constexpr auto q = tg::input<std::int8_t>("q", tg::dims<256>);
   check_plan(tg::lower((tg::cast<std::int32_t>(p) * tg::cast<std::int32_t>(q)).sum(tg::axis<1>)), "int8 dot");
+}
+
+TEST_CASE("int8 dots written as quads compile to one dp4a per quad, unpacked as words") {
+  // out[n] = sum over l of the quad sum over e of w[n][4 l + e] * x[4 l + e], three ways: signed
+  // bytes (Q8_0), high nibbles of bytes (Q4_K's odd sub-blocks: a byte-wise shift), and activations
+  // stored as int16 and narrowed (the LLM's rounded activations).
+  constexpr std::int64_t N = 256, K = 1024;
+  for (const char* form : {"bytes", "nibbles", "narrowed"}) {
+    CAPTURE(form);
+    tg::kernel_builder kb;
+    auto n = kb.output_range(N);
+    auto l = kb.reduce_range(K / 4);
+    auto e = kb.reduce_range(4);
+    auto j = l * 4 + e;
+    const std::string f = form;
+    auto w = f == "nibbles" ? kb.cast(tg::dtype::int32, (kb.load<std::uint8_t>(1, n * K + j) >> kb.constant(tg::dtype::uint8, 4)))
+                            : kb.cast(tg::dtype::int32, kb.load<std::int8_t>(1, n * K + j));
+    auto x = f == "narrowed" ? kb.cast(tg::dtype::int32, kb.cast(tg::dtype::int8, kb.load<std::int16_t>(2, j)))
+                             : kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, j));
+    kb.store(0, n, kb.sum(kb.sum_lanes(w * x, e), l));
+    const tg::ast::kernel k = kb.finish();
+    tg::codegen::nvptx_compiler c("sm_90");
+    const compiled_ptx p = ptx_of(c, k.nodes, k.global_ranges);
+    REQUIRE(p.opts.group_lanes > 1);  // the quads' lanes split across the warp, as the LLM's matmuls
+    check_ptx(p, "sm_90", form);
+    CHECK(std::regex_search(p.text, std::regex("dp4a\\.")));
+    CHECK(!std::regex_search(p.text, std::regex("bfe\\.|bfi\\.")));  // no byte-by-byte unpacking (runtime/codegen/byte_words.hpp)
+    if (f == "narrowed") CHECK(std::regex_search(p.text, std::regex("prmt\\.b32")));
+  }
 }
 
 TEST_CASE("compute capabilities map to the PTX architectures LLVM knows; unknown ones are refused") {
