@@ -42,6 +42,7 @@
 #include "drivers/amd/code_object.hpp"
 #include "drivers/amd/code_object_kernargs.hpp"
 #include <tg/device/backend.hpp>
+#include "runtime/opt/target_opts.hpp"
 #include "runtime/transport/transport.hpp"
 
 
@@ -96,6 +97,9 @@ class am_backend : public backend {
   // The run-time pipeline's slots for tg kernels (am_backend_compile.cpp): GPU traits, the AMDGPU
   // renderer, and the in-process compiler, linker and loader for the device's processor.
   kernel_compiler* compiler() override;
+  // What the pipeline schedules this device's kernels by (compiler()->traits(), for code that
+  // does not include the compiler's LLVM headers: BEAM's runner on AMD:EMU).
+  const opt::target_traits& kernel_traits();
   void synchronize() override;
   // One indirect buffer per graph, replayed with one submission (am_graph.cpp).
   std::unique_ptr<executable_graph> make_graph(const graph_capture& capture) override;

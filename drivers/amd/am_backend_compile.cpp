@@ -155,4 +155,6 @@ kernel_compiler* am_backend::compiler() {
   return compiler_.get();
 }
 
+const opt::target_traits& am_backend::kernel_traits() { return compiler()->traits(); }
+
 }  // namespace tg::amd

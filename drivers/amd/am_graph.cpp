@@ -39,6 +39,7 @@
 #include "runtime/jit/graph_arguments.hpp"
 #include "runtime/queue/indirect_buffer.hpp"
 #include "runtime/queue/pm4.hpp"
+#include "runtime/tune/tuned_compile.hpp"
 
 namespace tg::amd {
 namespace {
@@ -132,10 +133,13 @@ queue::cmd_buffer am_graph::emit_commands(memory::gpu_va frame_va, std::span<con
 am_graph::am_graph(am_backend& owner, const graph_capture& c) : owner_(owner), dev_(owner.device()), args_(c) {
   std::vector<am_dispatch_plan> plans;
   for (std::size_t i = 0; i < c.launches.size(); ++i) {
-    auto* p = dynamic_cast<am_dispatchable*>(c.launches[i].compiled.get());
+    // Under TG_BEAM (AMD:EMU) a kernel not launched yet is a searching wrapper: search now, and
+    // capture the program it settles on (runtime/tune/tuned_compile.hpp).
+    std::shared_ptr<program> compiled = tune::resolve_tuned(c.launches[i].compiled, args_.vars(i));
+    auto* p = dynamic_cast<am_dispatchable*>(compiled.get());
     if (p == nullptr)
       throw usage_error(str(owner.name(), ": graph launch ", i, ": the kernel was not compiled for an AMD device"));
-    keep_.push_back(c.launches[i].compiled);
+    keep_.push_back(std::move(compiled));
     programs_.push_back(p);
     plans.push_back(plan(i));
     if (&plans.back().kernel->owner() != &owner)

@@ -14,7 +14,7 @@ namespace {
 
 // "CPU avx512 znver4 1a2b...": the features go in as a hash, as the list is long; two hosts
 // with the same level but other features (or TG_CPU_FEATURES caps) never share entries.
-std::string tuning_target() {
+std::string tuning_target(backend&) {
   const cpu_target& t = host_cpu_target();
   std::uint64_t h = fnv_offset;
   for (const std::string& f : t.features) h = fnv_bytes(f + ",", h);
@@ -33,7 +33,7 @@ codegen::kernel_opts default_opts(const kernel_source& source) {
 
 const tune::tuner_registration cpu_tuning("CPU", {
     .target = tuning_target,
-    .make_runner = [] { return std::make_unique<tune::fork_runner>(device("CPU", {.threads = 1}), default_opts); },
+    .make_runner = [](backend&) { return std::make_unique<tune::fork_runner>(device("CPU", {.threads = 1}), default_opts); },
 });
 
 }  // namespace

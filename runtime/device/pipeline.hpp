@@ -3,10 +3,11 @@
 //   1. specialize  device::compile_for: a binding launched specialize_after times gets a kernel
 //                  with those values as constants (runtime/opt/specialize.hpp)
 //   2. cache       device::compile: one program per AST and loop shape on a device
-//   3. tune        tune::compile_tuned: the tuning cache's loop shape, or a BEAM search at the
-//                  first launch with TG_BEAM=n (runtime/tune/tuned_compile.hpp)
-//   4. opts        opt::choose_opts_for: the author's loop shape, else the default for the
-//                  target's traits (runtime/opt/target_opts.hpp)
+//   3. tune        tune::compile_tuned: the tuning cache's schedule (a CPU loop shape or a GPU
+//                  schedule), or a BEAM search at the first launch with TG_BEAM=n
+//                  (runtime/tune/tuned_compile.hpp)
+//   4. opts        opt::choose_opts_for: a tuned schedule, else the author's loop shape (CPUs),
+//                  else the default for the target's traits (runtime/opt/target_opts.hpp)
 //   5. render      kernel_compiler::render: AST + opts -> LLVM IR for the target
 //                  (codegen/llvm_kernel.hpp for CPUs, codegen/amdgpu_kernel.hpp for AMD GPUs)
 //   6. compile     kernel_compiler::compile: IR -> a program (drivers/cpu: ORC JIT;

@@ -243,4 +243,9 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   return opts;
 }
 
+bool splits_nested(std::span<const ast::node> nodes) {
+  const std::vector<top_reduce> tops = top_level_reduces(nodes);
+  return tops.size() == 1 && tops[0].nested_bound != 0;
+}
+
 }  // namespace tg::opt

@@ -42,4 +42,9 @@ struct gpu_traits {
 
 codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits);
 
+// Whether kernel_opts::nested_lanes can change the kernel: it has one top-level reduce, whose
+// body is directly a reduce of the same kind (the LLM's int8 matmuls). BEAM skips nested moves
+// elsewhere (runtime/tune/gpu_candidates.hpp).
+bool splits_nested(std::span<const ast::node> nodes);
+
 }  // namespace tg::opt

@@ -8,7 +8,14 @@
 namespace tg::opt {
 
 codegen::kernel_opts choose_opts_for(const target_traits& target, const kernel_source& source) {
-  if (target.of == target_traits::kind::gpu) return choose_gpu_opts(source.nodes, source.global_ranges, target.gpu);
+  if (target.of == target_traits::kind::gpu) {
+    if (source.group_lanes < 1) return choose_gpu_opts(source.nodes, source.global_ranges, target.gpu);
+    codegen::kernel_opts tuned{source.upcast, false};  // a tuned schedule; the renderer checks it
+    tuned.group_lanes = source.group_lanes;
+    tuned.reduce_unroll = source.reduce_unroll;
+    tuned.nested_lanes = source.nested_lanes;
+    return tuned;
+  }
   codegen::kernel_opts opts;
   if (source.upcast.empty()) {
     opts = choose_opts(source.nodes, source.global_ranges, target.isa.vector_bits);

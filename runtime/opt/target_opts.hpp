@@ -2,7 +2,8 @@
 // pipeline, runtime/device/pipeline.hpp). A target is described by its traits, not by a heuristic
 // of its own: a CPU by the instruction forms its renderer may use, a GPU by its waves
 // (gpu_heuristic.hpp). The kernel author's loop shape (ast::kernel::upcast, kernel_source::upcast)
-// is a CPU register tile and is taken there; GPUs schedule every kernel from its AST.
+// is a CPU register tile and is taken there; GPUs schedule every kernel from its AST, unless the
+// source carries a GPU schedule from tuning (kernel_source::group_lanes).
 #pragma once
 #include <cstdint>
 #include <tg/device/backend.hpp>

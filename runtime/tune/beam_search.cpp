@@ -8,7 +8,6 @@
 #include <tg/core/error.hpp>
 #include <tg/device.hpp>
 #include <tg/log.hpp>
-#include "runtime/tune/candidates.hpp"
 #include "runtime/tune/opts_text.hpp"
 
 namespace tg::tune {
@@ -89,12 +88,11 @@ std::optional<beam_result> beam_search(candidate_runner& runner, const kernel_so
     return std::nullopt;
   }
   const std::vector<std::vector<std::byte>> inputs = fill_slots(*slots);
-  const std::vector<std::int64_t> bounds = output_bounds(source.nodes, source.global_ranges);
   trial_setup setup{*slots, &inputs, vars, options.timeout.count() > 0 ? options.timeout : default_timeout, options.in_worker};
   const auto start = std::chrono::steady_clock::now();
 
   // The reference: the kernel as the backend compiles it by itself.
-  const codegen::kernel_opts first = normalize(runner.default_opts(source), source.global_ranges);
+  const codegen::kernel_opts first = runner.normalize(runner.default_opts(source), source);
   trial_result reference;
   try {
     reference = runner.run(*runner.compile(source), first, setup);
@@ -115,7 +113,7 @@ std::optional<beam_result> beam_search(candidate_runner& runner, const kernel_so
   for (int round = 1; round <= options.max_rounds; ++round) {
     std::vector<codegen::kernel_opts> fresh;
     for (const codegen::kernel_opts& b : beam)
-      for (codegen::kernel_opts& c : neighbours(b, bounds))
+      for (codegen::kernel_opts& c : runner.neighbours(b, source))
         if (std::find(tried.begin(), tried.end(), c) == tried.end()) {
           tried.push_back(c);
           fresh.push_back(std::move(c));
@@ -123,10 +121,9 @@ std::optional<beam_result> beam_search(candidate_runner& runner, const kernel_so
     if (fresh.empty()) break;
     const double best_before = good.front().seconds;
     for (const codegen::kernel_opts& c : fresh) {
-      kernel_source candidate{source.nodes, source.global_ranges, source.name, c.upcast, c.vector_lanes, c.panel};
       trial_result r;
       try {
-        r = runner.run(*runner.compile(candidate), c, setup);
+        r = runner.run(*runner.compile(source_with(source, c)), c, setup);
       } catch (const std::exception& e) {
         r.detail = str("does not compile or run (", e.what(), ")");
       }
@@ -158,7 +155,8 @@ std::optional<beam_result> beam_search(candidate_runner& runner, const kernel_so
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log(log_level::info, str("beam: ", kernel, ": ", to_text(result.best), result.is_default ? " (the default) " : " ",
-                           ms(result.best_seconds), ", default ", ms(result.default_seconds), "; ",
+                           ms(result.best_seconds), ", default ",
+                           result.is_default ? std::string() : "(" + to_text(first) + ") ", ms(result.default_seconds), "; ",
                            result.tried + result.skipped, " candidates, ", result.skipped, " skipped, in ",
                            int(took * 1e3), " ms"));
   return result;

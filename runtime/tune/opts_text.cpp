@@ -1,7 +1,9 @@
-// opts_text.cpp: kernel_opts to and from "upcast=a,b,c lanes=0|1[ panel=n]".
+// opts_text.cpp: kernel_opts to and from "upcast=a,b,c lanes=0|1[ panel=n][ group=g][ unroll=u][ nested=n]".
 #include "runtime/tune/opts_text.hpp"
 
+#include <array>
 #include <charconv>
+#include <vector>
 
 namespace tg::tune {
 namespace {
@@ -14,6 +16,31 @@ std::optional<int> number(std::string_view text, int lo, int hi) {
   return value;
 }
 
+// The words between single spaces; an empty word (two spaces, a leading or trailing one) is kept
+// and refused by the parser.
+std::vector<std::string_view> words_of(std::string_view text) {
+  std::vector<std::string_view> words;
+  for (;;) {
+    const std::size_t space = text.find(' ');
+    words.push_back(text.substr(0, space));
+    if (space == std::string_view::npos) return words;
+    text.remove_prefix(space + 1);
+  }
+}
+
+// The optional settings after "lanes=", in the order to_text writes them, with their ranges: panels
+// are a few thousand values at most, the GPU's group, unroll and nested lanes powers of two of a
+// wave or so; anything outside is not ours.
+struct setting {
+  std::string_view key;
+  int lo, hi;
+  int codegen::kernel_opts::*field;
+};
+constexpr std::array<setting, 4> settings{{{"panel=", 1, 1 << 20, &codegen::kernel_opts::panel},
+                                           {"group=", 1, 64, &codegen::kernel_opts::group_lanes},
+                                           {"unroll=", 1, 64, &codegen::kernel_opts::reduce_unroll},
+                                           {"nested=", 1, 64, &codegen::kernel_opts::nested_lanes}}};
+
 }  // namespace
 
 std::string to_text(const codegen::kernel_opts& opts) {
@@ -24,25 +51,29 @@ std::string to_text(const codegen::kernel_opts& opts) {
   }
   s += opts.vector_lanes ? " lanes=1" : " lanes=0";
   if (opts.panel > 0) s += " panel=" + std::to_string(opts.panel);
+  // The GPU's settings where they are not the one-thread default (a CPU's opts never set them).
+  for (const setting& k : settings)
+    if (k.key != "panel=" && opts.*k.field != 1) s += " " + std::string(k.key) + std::to_string(opts.*k.field);
   return s;
 }
 
 std::optional<codegen::kernel_opts> parse_opts(std::string_view text) {
-  constexpr std::string_view head = "upcast=", lanes_on = " lanes=1", lanes_off = " lanes=0", panel = " panel=";
-  if (!text.starts_with(head)) return std::nullopt;
+  constexpr std::string_view head = "upcast=";
+  const std::vector<std::string_view> words = words_of(text);
+  if (words.size() < 2 || !words[0].starts_with(head)) return std::nullopt;
   codegen::kernel_opts opts;
-  if (std::size_t at = text.find(panel); at != std::string_view::npos) {
-    // Panels are a few thousand values at most; anything outside 1..1 << 20 is not ours.
-    auto value = number(text.substr(at + panel.size()), 1, 1 << 20);
+  if (words[1] != "lanes=1" && words[1] != "lanes=0") return std::nullopt;
+  opts.vector_lanes = words[1] == "lanes=1";
+  std::size_t next = 2;
+  for (const setting& k : settings) {
+    if (next == words.size() || !words[next].starts_with(k.key)) continue;
+    auto value = number(words[next].substr(k.key.size()), k.lo, k.hi);
     if (!value) return std::nullopt;
-    opts.panel = *value;
-    text = text.substr(0, at);
+    opts.*k.field = *value;
+    ++next;
   }
-  if (text.size() < head.size() + lanes_on.size()) return std::nullopt;
-  std::string_view tail = text.substr(text.size() - lanes_on.size());
-  if (tail != lanes_on && tail != lanes_off) return std::nullopt;
-  opts.vector_lanes = tail == lanes_on;
-  std::string_view list = text.substr(head.size(), text.size() - head.size() - lanes_on.size());
+  if (next != words.size()) return std::nullopt;
+  std::string_view list = words[0].substr(head.size());
   while (!list.empty()) {
     const std::size_t comma = list.find(',');
     // Factors are small powers of two in practice; anything outside 1..1024 is not ours.

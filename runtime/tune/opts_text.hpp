@@ -1,6 +1,7 @@
 // opts_text.hpp: a loop shape (codegen::kernel_opts: upcast per output range, vector lanes) as
 // a short text, the form the tuning cache stores: "upcast=1,4,16 lanes=1", with " panel=256"
-// when the last range runs in panels.
+// when the last range runs in panels, and a GPU schedule's threads per output, reduce unroll and
+// nested lanes where they are not 1: "upcast=1 lanes=0 group=32 unroll=4 nested=2".
 #pragma once
 #include <optional>
 #include <string>

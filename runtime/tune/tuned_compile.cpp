@@ -36,11 +36,11 @@ std::mutex& search_lock() {
   return m;
 }
 
-// Made once per kind of device, under search_lock: a runner opens a device of its own.
-candidate_runner& runner_for(const std::string& backend_name, const tuner& t) {
+// Made once per target, under search_lock: a runner opens a device of its own.
+candidate_runner& runner_for(const std::string& target, const tuner& t, backend& device) {
   static std::map<std::string, std::unique_ptr<candidate_runner>> runners;
-  std::unique_ptr<candidate_runner>& r = runners[backend_name];
-  if (!r) r = t.make_runner();
+  std::unique_ptr<candidate_runner>& r = runners[target];
+  if (!r) r = t.make_runner(device);
   return *r;
 }
 
@@ -51,17 +51,15 @@ int slot_count_of(std::span<const ast::node> nodes) {
   return count;
 }
 
-kernel_source with_opts(const kernel_source& source, const codegen::kernel_opts& opts) {
-  return {source.nodes, source.global_ranges, source.name, opts.upcast, opts.vector_lanes, opts.panel};
-}
-
 // Compiled now, searched at the first launch; afterwards every launch goes to the winner.
 class searching_program final : public program {
  public:
   searching_program(std::shared_ptr<backend> owner, const kernel_source& source, tuning_key key, const tuner& t)
       : owner_(std::move(owner)), nodes_(source.nodes.begin(), source.nodes.end()),
-        source_{nodes_, source.global_ranges, source.name, source.upcast, source.vector_lanes, source.panel},
-        key_(std::move(key)), tuner_(t) {}
+        source_(source),
+        key_(std::move(key)), tuner_(t) {
+    source_.nodes = nodes_;  // the caller's span may not outlive the compile
+  }
 
   void launch(std::span<void* const> buffers, std::span<const std::int64_t> vars) override { resolve(vars)->launch(buffers, vars); }
 
@@ -76,13 +74,13 @@ class searching_program final : public program {
     std::lock_guard guard(search_lock());
     try {
       // Another program of this AST (or another process) may have finished the search meanwhile.
-      if (auto cached = process_cache().get(key_)) return owner_->compile(with_opts(source_, *cached));
+      if (auto cached = process_cache().get(key_)) return owner_->compile(source_with(source_, *cached));
       ++searches;
       beam_options options;
       options.width = beam_width();
-      if (auto found = beam_search(runner_for(owner_->name(), tuner_), source_, slot_count_of(nodes_), vars, options)) {
+      if (auto found = beam_search(runner_for(key_.target, tuner_, *owner_), source_, slot_count_of(nodes_), vars, options)) {
         process_cache().put(key_, found->best, found->best_seconds);
-        return owner_->compile(with_opts(source_, found->best));
+        return owner_->compile(source_with(source_, found->best));
       }
     } catch (const std::exception& e) {
       log(log_level::warning, "beam: " + source_.name + ": search abandoned (" + e.what() + "); the default is used");
@@ -120,13 +118,19 @@ int beam_width() {
 
 std::shared_ptr<program> compile_tuned(const std::shared_ptr<backend>& owner, const kernel_source& source) {
   auto it = tuners().find(owner->name());
+  if (it == tuners().end() && beam_width() > 0) {
+    static std::once_flag told;
+    std::call_once(told, [&] {
+      log(log_level::warning, "tune: TG_BEAM is set, but " + owner->name() + " has no BEAM runner yet; its kernels keep their default schedules");
+    });
+  }
   if (it == tuners().end() || source.global_ranges == 0) return nullptr;  // nothing to tile without output loops
   const tuner& t = it->second;
-  tuning_key key{ast_hash(source.nodes, source.global_ranges), t.target(), opts_format_version};
+  tuning_key key{ast_hash(source.nodes, source.global_ranges), t.target(*owner), opts_format_version};
   if (auto cached = process_cache().get(key)) {
     ++cache_hits;
     if (debug_level() >= 1) log(log_level::debug, "tune: " + source.name + ": cached " + to_text(*cached));
-    return owner->compile(with_opts(source, *cached));
+    return owner->compile(source_with(source, *cached));
   }
   if (beam_width() == 0 || !t.make_runner) return nullptr;
   return std::make_shared<searching_program>(owner, source, std::move(key), t);

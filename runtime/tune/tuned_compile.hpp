@@ -17,10 +17,12 @@ namespace tg::tune {
 
 // What tuning needs from a kind of device.
 struct tuner {
-  // The target its kernels are tuned for (the cache key): results are served only to the same one.
-  std::function<std::string()> target;
-  // How its candidates are compiled and timed; empty: cached results are used, BEAM never runs.
-  std::function<std::unique_ptr<candidate_runner>()> make_runner;
+  // The target a device's kernels are tuned for (the cache key): results are served only to the
+  // same one, and devices of one target share a runner.
+  std::function<std::string(backend& device)> target;
+  // How candidates for that target are compiled and timed (made once per target, on a device of
+  // its own); empty: cached results are used, BEAM never runs.
+  std::function<std::unique_ptr<candidate_runner>(backend& device)> make_runner;
 };
 
 void register_tuner(const std::string& backend_name, tuner t);

@@ -1,7 +1,7 @@
 // gpu_decode_roofline.cpp: the LLM's decode matmuls (llm/model/linear_kernels.hpp, the kernels
 // the CPU runs too, with their activation rounding) for one token, compiled for gfx11 and gfx12
 // with the default GPU opts, run on the emulated GPU, checked against the CPU, and modeled on an
-// RX 7900 XTX and an RX 9070 XT (gpu_roofline_model.hpp). The shapes are Llama-3.2-1B's and
+// RX 7900 XTX and an RX 9070 XT (drivers/emu/shader/modeled_cost.hpp). The shapes are Llama-3.2-1B's and
 // Llama-3.1-8B's projections; the weights are random values quantized by llm-synth's quantizer.
 // "weights GB/s" is the weight matrix's bytes over the modeled time of the token's matmul
 // dispatches (rounding included), against the card's bandwidth.
@@ -48,7 +48,7 @@ int main() {
   const char* which = std::getenv("TG_DECODE_SHAPES");
   const bool all = which != nullptr && std::string(which) == "all";
   tg::bench::print_preamble("the LLM's decode matmuls for one token (activation rounding + matmul).");
-  roofline_gpu gfx11("AMD:EMU:gfx11", tg::bench::rx_7900_xtx), gfx12("AMD:EMU:gfx12", tg::bench::rx_9070_xt);
+  roofline_gpu gfx11("AMD:EMU:gfx11", tg::emu::shader::rx_7900_xtx), gfx12("AMD:EMU:gfx12", tg::emu::shader::rx_9070_xt);
   std::vector<roofline_gpu*> gpus{&gfx11, &gfx12};
   std::vector<shape> shapes{{"1B attn q/o 2048x2048", 2048, 2048}, {"1B ffn up 8192x2048", 8192, 2048},
                             {"8B attn q/o 4096x4096", 4096, 4096}};

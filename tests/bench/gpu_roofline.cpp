@@ -1,6 +1,6 @@
 // gpu_roofline.cpp: tg kernels compiled for gfx11 and gfx12 with the default opts, run on the
 // emulated GPU (which executes their machine code and counts what each dispatch did), and the
-// modeled time of each dispatch on an RX 7900 XTX and an RX 9070 XT (gpu_roofline_model.hpp).
+// modeled time of each dispatch on an RX 7900 XTX and an RX 9070 XT (drivers/emu/shader/modeled_cost.hpp).
 // The emulated gfx12 is a gfx1200; the RX 9070 XT (gfx1201) runs the same instructions, so its
 // counters stand for it. Each result is checked against the CPU device first: a wrong kernel is
 // not modeled.
@@ -58,7 +58,7 @@ int main() {
   const char* matmul_env = std::getenv("TG_ROOFLINE_MATMUL");
   const bool big_matmul = matmul_env != nullptr && std::string(matmul_env) == "1024";
   tg::bench::print_preamble("matvec, softmax, rmsnorm and matmul written in the DSL.");
-  roofline_gpu gfx11("AMD:EMU:gfx11", tg::bench::rx_7900_xtx), gfx12("AMD:EMU:gfx12", tg::bench::rx_9070_xt);
+  roofline_gpu gfx11("AMD:EMU:gfx11", tg::emu::shader::rx_7900_xtx), gfx12("AMD:EMU:gfx12", tg::emu::shader::rx_9070_xt);
   std::vector<roofline_gpu*> gpus{&gfx11, &gfx12};
   tg::bench::print_header();
 

@@ -1,7 +1,7 @@
 // gpu_roofline_rig.hpp: what the roofline benches share (gpu_roofline.cpp for DSL kernels,
 // gpu_decode_roofline.cpp for the LLM's decode kernels): an emulated GPU whose dispatches are
 // recorded with their cost counters, a check of results against the CPU, and the table rows
-// of the modeled time per dispatch (gpu_roofline_model.hpp).
+// of the modeled time per dispatch (drivers/emu/shader/modeled_cost.hpp).
 #pragma once
 #include <tg/device.hpp>
 
@@ -13,12 +13,18 @@
 #include <vector>
 
 #include "drivers/emu/emu_device.hpp"
-#include "tests/bench/gpu_roofline_model.hpp"
+#include "drivers/emu/shader/modeled_cost.hpp"
 #include "tests/bench/random_weights.hpp"
 
 namespace tg::bench {
 
+using emu::shader::card_model;
 using emu::shader::dispatch_counters;
+using emu::shader::model;
+using emu::shader::modeled_dispatch;
+using emu::shader::line_bytes;
+using emu::shader::rx_7900_xtx;
+using emu::shader::rx_9070_xt;
 
 // An emulated GPU standing for `card`, recording every dispatch's counters.
 struct roofline_gpu {
@@ -75,7 +81,7 @@ inline double print_dispatches(const char* label, roofline_gpu& g) {
 inline void print_preamble(const char* what) {
   std::printf("A MODEL, not a measurement: modeled time = max(distinct 128-byte lines x 128 B / DRAM bandwidth,\n"
               "VALU wave-instructions on the busiest SIMD / clock, the most latency-costing load waits of one wave x\n"
-              "500 ns x rounds of resident waves) + 2 us per dispatch (tests/bench/gpu_roofline_model.hpp).\n"
+              "500 ns x rounds of resident waves) + 2 us per dispatch (drivers/emu/shader/modeled_cost.hpp).\n"
               "Peaks: %s %.0f GB/s, %u CUs (%u SIMDs), %.2f GHz; %s %.0f GB/s, %u CUs (%u SIMDs), %.2f GHz.\n"
               "Counters from tg's emulated GPU running the kernels' machine code (gfx1100 and gfx1200), default opts:\n"
               "%s\n\n",

@@ -1,6 +1,6 @@
 // gpu_step_roofline.cpp: one whole decode step of the LLM (every kernel of a token: the embedding,
 // each layer's norms, roundings, matmuls, RoPE and attention, the head) on the emulated gfx1100
-// and gfx1201, modeled on an RX 7900 XTX and an RX 9070 XT (gpu_roofline_model.hpp), for the
+// and gfx1201, modeled on an RX 7900 XTX and an RX 9070 XT (drivers/emu/shader/modeled_cost.hpp), for the
 // synthetic Llama-3.2-1B- and Llama-3.1-8B-shaped models in Q8_0 and Q4_K_M. Per kernel and for
 // the token: modeled time, DRAM bytes and share of the card's bandwidth, and the dispatches.
 //
@@ -82,8 +82,8 @@ int main(int argc, char** argv) {
       const double head_scale = double(preset.vocab_size) / modeled_vocab;
       // 2 GiB of emulated VRAM: the 8B stand-in's two layers and head take 493 MiB in Q8_0, more
       // than the default 512 MiB card has free.
-      for (const auto& [device_name, card] : {std::pair{"AMD:EMU:gfx11:vram=2G", &tg::bench::rx_7900_xtx},
-                                               std::pair{"AMD:EMU:gfx1201:vram=2G", &tg::bench::rx_9070_xt}}) {
+      for (const auto& [device_name, card] : {std::pair{"AMD:EMU:gfx11:vram=2G", &tg::emu::shader::rx_7900_xtx},
+                                               std::pair{"AMD:EMU:gfx1201:vram=2G", &tg::emu::shader::rx_9070_xt}}) {
         roofline_gpu g(device_name, *card);
         tg::model::transformer m(g.dev, file, {.max_context = context + 8, .chunk_size = 16});
         std::vector<std::int32_t> prompt;

@@ -49,8 +49,10 @@ void add_options(CLI::App& app, cli_options& o) {
   app.add_flag("--tokenize", o.tokenize, "print the prompt's token ids on one line and exit");
   app.add_flag("--no-bos", o.no_bos, "do not prepend BOS when encoding the prompt");
   app.add_option("--beam", o.beam,
-                 "CPU: BEAM search of width N for each kernel's loop shape at its first launch (warm-up searches them "
-                 "all), kept in the tuning cache for later runs (as TG_BEAM=N; tg-tune --list shows them)")
+                 "BEAM search of width N for each kernel's schedule at its first launch (warm-up searches them all), "
+                 "kept in the tuning cache for later runs (as TG_BEAM=N; tg-tune --list shows them). CPU: loop shapes "
+                 "timed in forked workers; AMD:EMU: GPU schedules ranked by their modeled time on the card the emulated "
+                 "processor stands for; real AMD and NV cards: not searched yet, defaults used")
       ->check(CLI::Range(0, 64));
   app.add_flag("--no-graphs", o.no_graphs,
                "on a GPU, launch a decode step's kernels one by one instead of replaying its captured graph (one submission per token; on NV a CUDA graph, or with TG_NV_GRAPHS=0 a list of launches); the CPU always launches them one by one");

@@ -27,6 +27,9 @@ struct kernel_source {
   std::vector<int> upcast = {};
   bool vector_lanes = true;
   int panel = 0;  // with upcast: panels of the last output range (CPU; codegen::kernel_opts::panel)
+  // A GPU schedule from tuning (runtime/tune; codegen::kernel_opts says what each means): with
+  // group_lanes >= 1, GPUs take it and `upcast` instead of their heuristic's; 0: they decide.
+  int group_lanes = 0, reduce_unroll = 1, nested_lanes = 1;
 };
 
 // A compiled kernel, launched with one pointer per buffer slot and the variable values.

@@ -45,6 +45,15 @@ text=$(cat "$cache/text")
 rm -rf "$cache"
 [ "$text" = "yanyanyanyan" ] || fail "--beam 1 greedy text '$text'"
 echo "$err" | grep -q "^beam: " || fail "--beam 1 searched nothing: '$err'"
+# --beam on AMD:EMU: GPU schedules searched on the runner's own emulated GPU, ranked by the
+# modeled cost; the greedy text stays the same.
+mkdir -p "$cache"
+err=$(TG_CACHE="$cache/tuning.db" "$llm" -m "$m" --device AMD:EMU --tokens 1,450,4996,17354,1701,432,17204,975,278,17366,11203 \
+  -n 4 --max-context 32 --chunk-size 8 --beam 1 2>&1 >"$cache/text") || fail "--beam 1 on AMD:EMU exited $?"
+text=$(cat "$cache/text")
+rm -rf "$cache"
+[ "$text" = "yanyanyanyan" ] || fail "--beam 1 on AMD:EMU greedy text '$text'"
+echo "$err" | grep -q "^beam: r_.* group=" || fail "--beam 1 on AMD:EMU searched no GPU schedule: '$err'"
 text=$("$llm" -m "$m" --tokens 1,450,4996 -n 4 --max-context 64 --cache-type f16 2>/dev/null) || fail "--cache-type f16 exited $?"
 [ -n "$text" ] || fail "--cache-type f16 printed nothing"
 err=$("$llm" -m "$m" --tokens 1,450 -n 1 --cache-type f8 2>&1) && fail "--cache-type f8 was accepted"

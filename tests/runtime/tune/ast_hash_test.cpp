@@ -77,10 +77,25 @@ TEST_CASE("kernel opts round-trip through their text form") {
   opts.panel = 256;
   CHECK(tg::tune::to_text(opts) == "upcast=1,4,16 lanes=0 panel=256");
   CHECK(tg::tune::parse_opts(tg::tune::to_text(opts)) == opts);
+  SUBCASE("a GPU schedule") {
+    tg::codegen::kernel_opts gpu{{1, 1}, false};
+    gpu.group_lanes = 32;
+    gpu.reduce_unroll = 4;
+    gpu.nested_lanes = 2;
+    CHECK(tg::tune::to_text(gpu) == "upcast=1,1 lanes=0 group=32 unroll=4 nested=2");
+    CHECK(tg::tune::parse_opts(tg::tune::to_text(gpu)) == gpu);
+    gpu.group_lanes = 1;
+    gpu.nested_lanes = 1;
+    gpu.upcast = {4, 2};
+    CHECK(tg::tune::to_text(gpu) == "upcast=4,2 lanes=0 unroll=4");
+    CHECK(tg::tune::parse_opts(tg::tune::to_text(gpu)) == gpu);
+  }
   SUBCASE("damaged texts are refused") {
     for (const char* bad : {"", "upcast=4", "upcast=4,,2 lanes=1", "upcast=4, lanes=1", "upcast=0 lanes=1",
                             "upcast=4 lanes=2", "upcast=x lanes=1", "tile=4 lanes=1", "upcast=4 lanes=1 panel=",
-                            "upcast=4 lanes=1 panel=0", "upcast=4 lanes=1 panel=64x", "upcast=4 panel=64"}) {
+                            "upcast=4 lanes=1 panel=0", "upcast=4 lanes=1 panel=64x", "upcast=4 panel=64",
+                            "upcast=4 lanes=1 group=0", "upcast=4 lanes=1 unroll=4 group=2", "upcast=4 lanes=1  group=2",
+                            "upcast=4 lanes=1 group=2 group=2", "upcast=4 lanes=1 nested=128", "upcast=4 lanes=1 "}) {
       CAPTURE(bad);
       CHECK_FALSE(tg::tune::parse_opts(bad).has_value());
     }

@@ -1,5 +1,7 @@
-// gpu_roofline_model.hpp: the modeled time of one GPU dispatch from the emulated GPU's counters
-// (drivers/emu/shader/interpreter.hpp: dispatch_counters), for cards tg has not run on yet.
+// modeled_cost.hpp: the modeled time of one GPU dispatch from the emulated GPU's counters
+// (interpreter.hpp: dispatch_counters), for cards tg has not run on yet. The roofline benches
+// (tests/bench/gpu_roofline*) print it per kernel, and BEAM on AMD:EMU ranks its candidates by it
+// (drivers/emu/emu_tuning.cpp), since the interpreter's own wall time says nothing of a card's.
 //
 // It is a model, fixed before any kernel is tuned against it (issue 13), not a measurement:
 //
@@ -28,9 +30,11 @@
 #include <cstdint>
 #include <string>
 
+#include <string_view>
+
 #include "drivers/emu/shader/interpreter.hpp"
 
-namespace tg::bench {
+namespace tg::emu::shader {
 
 // Peak figures from AMD's product pages (boost clock; memory bandwidth = data rate x bus width).
 struct card_model {
@@ -48,6 +52,13 @@ inline constexpr double dispatch_seconds = 2e-6;
 inline constexpr double memory_latency_seconds = 500e-9;
 inline constexpr unsigned line_bytes = 128;
 
+// The card whose peaks model an emulated processor: the RX 7900 XTX for gfx11 processors and the
+// RX 9070 XT for gfx12 ones (the two cards with figures here; gfx1101 and gfx1200 are modeled as
+// their generation's, so their modeled times rank schedules but are not those cards' times).
+inline const card_model& modeled_card_for(std::string_view processor) {
+  return processor.starts_with("gfx12") ? rx_9070_xt : rx_7900_xtx;
+}
+
 struct modeled_dispatch {
   double memory_s = 0, issue_s = 0, latency_s = 0, total_s = 0;
   const char* bound() const {
@@ -58,7 +69,7 @@ struct modeled_dispatch {
   double bandwidth_share() const { return total_s > 0 ? memory_s / total_s : 0; }
 };
 
-inline modeled_dispatch model(const card_model& card, const emu::shader::dispatch_counters& k) {
+inline modeled_dispatch model(const card_model& card, const dispatch_counters& k) {
   modeled_dispatch m;
   m.memory_s = double(k.global_lines) * line_bytes / card.bytes_per_second;
   if (k.waves > 0) {
@@ -73,4 +84,4 @@ inline modeled_dispatch model(const card_model& card, const emu::shader::dispatc
   return m;
 }
 
-}  // namespace tg::bench
+}  // namespace tg::emu::shader

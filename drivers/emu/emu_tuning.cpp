@@ -1,0 +1,28 @@
+// emu_tuning.cpp: AMD:EMU's part in tuning (runtime/tune/tuned_compile.hpp): its cache target names
+// the emulated processor and the card its modeled cost stands for, and its candidates run on an
+// emulated GPU of that processor kept for the search (emu_candidate_runner.hpp), never on the
+// device being tuned. A real card ("AMD") registers no tuner yet: nothing here can time one, and
+// the emulated targets' results are never served to it.
+#include <tg/core/error.hpp>
+
+#include "drivers/emu/emu_candidate_runner.hpp"
+#include "runtime/tune/tuned_compile.hpp"
+
+namespace tg::emu {
+namespace {
+
+std::string processor_of(backend& device) {
+  auto* emulated = dynamic_cast<emu_device*>(&device);
+  if (emulated == nullptr) throw usage_error("tune: the AMD:EMU tuner was given a device of another kind (" + device.name() + ")");
+  return std::string(emulated->emulated_gpu().chip().target);
+}
+
+const tune::tuner_registration emu_tuning("AMD:EMU", {
+    .target = [](backend& device) { return emulated_tuning_target(processor_of(device)); },
+    .make_runner = [](backend& device) -> std::unique_ptr<tune::candidate_runner> {
+      return std::make_unique<emu_candidate_runner>(processor_of(device));
+    },
+});
+
+}  // namespace
+}  // namespace tg::emu

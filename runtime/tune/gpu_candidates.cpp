@@ -1,0 +1,98 @@
+// gpu_candidates.cpp: BEAM's moves through GPU schedules (see gpu_candidates.hpp).
+#include "runtime/tune/gpu_candidates.hpp"
+
+#include <algorithm>
+
+#include "runtime/opt/gpu_heuristic.hpp"
+#include "runtime/tune/candidates.hpp"
+
+namespace tg::tune {
+namespace {
+
+// The renderer's limit per range (codegen::check_gpu_opts), and the most outputs one thread holds:
+// past 32 accumulators (and their operands) a tile spills out of the VGPRs it has at 8 waves per SIMD.
+constexpr int max_upcast = 16, max_tile = 32;
+
+int tile_size(const std::vector<int>& upcast) {
+  int t = 1;
+  for (int u : upcast) t *= u;
+  return t;
+}
+
+}  // namespace
+
+gpu_space gpu_space_of(std::span<const ast::node> nodes, int global_ranges, int wave_lanes, int max_reduce_unroll) {
+  return {wave_lanes, max_reduce_unroll, opt::splits_nested(nodes), output_bounds(nodes, global_ranges)};
+}
+
+codegen::kernel_opts normalize_gpu(const codegen::kernel_opts& opts, int global_ranges) {
+  codegen::kernel_opts n;
+  n.upcast = opts.upcast;
+  if (n.upcast.empty() || opts.group_lanes > 1) n.upcast.assign(std::size_t(std::max(global_ranges, 0)), 1);
+  n.vector_lanes = false;
+  n.group_lanes = std::max(opts.group_lanes, 1);
+  n.reduce_unroll = std::max(opts.reduce_unroll, 1);
+  n.nested_lanes = n.group_lanes > 1 ? std::clamp(opts.nested_lanes, 1, n.group_lanes) : 1;
+  return n;
+}
+
+std::vector<codegen::kernel_opts> gpu_neighbours(const codegen::kernel_opts& from, const gpu_space& space) {
+  const int ranges = int(space.bounds.size());
+  const codegen::kernel_opts base = normalize_gpu(from, ranges);
+  std::vector<codegen::kernel_opts> out;
+  auto add = [&](const codegen::kernel_opts& c) {
+    const codegen::kernel_opts n = normalize_gpu(c, ranges);
+    if (n == base || std::find(out.begin(), out.end(), n) != out.end()) return;
+    out.push_back(n);
+  };
+  const int g = base.group_lanes, u = base.reduce_unroll, nested = base.nested_lanes;
+  // Threads per output: doubling keeps the nested lanes (they divide the larger group); halving
+  // clamps them to the smaller one (normalize_gpu).
+  if (g * 2 <= space.wave_lanes) {
+    codegen::kernel_opts c = base;
+    c.group_lanes = g * 2;
+    add(c);
+  }
+  if (g > 1) {
+    codegen::kernel_opts c = base;
+    c.group_lanes = g / 2;
+    add(c);
+  }
+  if (u * 2 <= space.max_reduce_unroll) {
+    codegen::kernel_opts c = base;
+    c.reduce_unroll = u * 2;
+    add(c);
+  }
+  if (u > 1) {
+    codegen::kernel_opts c = base;
+    c.reduce_unroll = u / 2;
+    add(c);
+  }
+  if (space.nested && g > 1) {
+    for (int n : {nested * 2, nested / 2}) {
+      if (n < 1 || n > g) continue;
+      codegen::kernel_opts c = base;
+      c.nested_lanes = n;
+      add(c);
+    }
+  }
+  // A register tile only where each thread has outputs of its own.
+  if (g == 1) {
+    for (int r = ranges - 1; r >= 0 && r >= ranges - 2; --r) {
+      const std::int64_t bound = space.bounds[std::size_t(r)];
+      if (bound <= 1) continue;
+      const int now = base.upcast[std::size_t(r)];
+      codegen::kernel_opts up = base;
+      up.upcast[std::size_t(r)] = now * 2;
+      if (now * 2 <= max_upcast && bound % (now * 2) == 0 && tile_size(up.upcast) <= max_tile) add(up);
+      if (now > 1) {
+        codegen::kernel_opts down = base;
+        down.upcast[std::size_t(r)] = now / 2;
+        add(down);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tg::tune
