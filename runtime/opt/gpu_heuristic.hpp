@@ -38,6 +38,10 @@ struct gpu_traits {
   // bandwidth; at 4096 rows the same split measured 10-40% slower, hence the quarter); AMD: 16,
   // from the roofline model only (a one-output norm reduce in 8 trips rather than 32).
   int sparse_block_bytes = 0;
+  // The most reduce_unroll such an idle-GPU kernel takes to walk its share in one trip. NV: 16,
+  // the most measured on an H200; AMD: 32, what BEAM on AMD:EMU picks for the 1B decode's
+  // one-output RMS norm reduce (2048 values over 32 work-items: 4.0 -> 3.0 us modeled).
+  int sparse_max_unroll = 16;
 };
 
 codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits);

@@ -13,6 +13,8 @@
 //
 //   build/tests/bench/gpu_step_roofline            1B shapes
 //   TG_STEP_SHAPES=all build/tests/bench/gpu_step_roofline   the 8B ones too (minutes to interpret)
+//   TG_BEAM=2 TG_CACHE=/tmp/t.db build/tests/bench/gpu_step_roofline   each kernel BEAM-searched
+//       (by the same model) before it counts; a second run with that TG_CACHE reads the cache
 #include <tg/device.hpp>
 
 #include <algorithm>
@@ -86,6 +88,13 @@ int main(int argc, char** argv) {
                                                std::pair{"AMD:EMU:gfx1201:vram=2G", &tg::emu::shader::rx_9070_xt}}) {
         roofline_gpu g(device_name, *card);
         tg::model::transformer m(g.dev, file, {.max_context = context + 8, .chunk_size = 16});
+        // Under TG_BEAM a kernel is searched at its first launch, with that launch's variables:
+        // one decode step first, so the decode kernels are tuned for one token (the prompt's
+        // chunk then rewrites the cache from position 0).
+        if (const char* beam = std::getenv("TG_BEAM"); beam != nullptr && std::string(beam) != "0") {
+          const std::int32_t first = 300;
+          (void)m.forward(std::span(&first, 1), 0, tg::model::head::last);
+        }
         std::vector<std::int32_t> prompt;
         for (int i = 0; i < 16; ++i) prompt.push_back(300 + i);
         (void)m.forward(prompt, 0, tg::model::head::none);  // the cache up to the modeled context

@@ -463,6 +463,23 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     CHECK(group_of(block_max(true, 128, 32)) == 32);
     CHECK(group_of(block_max(false, 16, 256)) == 1);
   }
+  {  // a one-output reduce over 2048 values (the 1B decode's RMS norm) leaves the GPU idle: 32
+     // work-items walk their 64 values each in as few trips as traits.sparse_max_unroll allows
+    tg::kernel_builder kb;
+    auto t = kb.output_range(kb.variable(0));
+    auto k = kb.reduce_range(2048);
+    auto x = kb.load<float>(1, t * 2048 + k);
+    kb.store(0, t, kb.sum(x * x, k));
+    const tg::ast::kernel norm = kb.finish();
+    tg::opt::gpu_traits t16, t32;
+    t16.sparse_block_bytes = t32.sparse_block_bytes = 16;
+    t32.sparse_max_unroll = t32.max_reduce_unroll = 32;
+    const tg::codegen::kernel_opts o16 = tg::opt::choose_gpu_opts(norm.nodes, norm.global_ranges, t16);
+    const tg::codegen::kernel_opts o32 = tg::opt::choose_gpu_opts(norm.nodes, norm.global_ranges, t32);
+    CHECK((o16.group_lanes == 32 && o16.reduce_unroll == 16));
+    CHECK((o32.group_lanes == 32 && o32.reduce_unroll == 32));
+    CHECK(tg::opt::choose_gpu_opts(norm.nodes, norm.global_ranges, {}).reduce_unroll == 4);  // no sparse rule
+  }
   {  // many rows with a short reduce: one thread each
     tg::kernel_builder kb;
     auto i = kb.output_range(1 << 20);

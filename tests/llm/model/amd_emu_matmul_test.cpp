@@ -7,6 +7,7 @@
 // rows too short for the heuristic to split.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -16,6 +17,10 @@
 #include "llm/gguf/tensor_type.hpp"
 #include "llm/model/linear_kernels.hpp"
 #include "llm/synth/quantize.hpp"
+#include "drivers/amd/am_backend.hpp"
+#include "runtime/tune/candidate_runner.hpp"
+#include "runtime/tune/gpu_candidates.hpp"
+#include "runtime/tune/opts_text.hpp"
 #include "tests/llm/model/decode_matvec.hpp"
 #include <tg/device.hpp>
 
@@ -77,5 +82,52 @@ TEST_CASE("the LLM's decode matmuls on the emulated GPU, split across work-items
       CHECK(worst <= 1e-4 * scale);
     }
   }
+  }
+}
+
+TEST_CASE("every GPU schedule BEAM may try first for a decode matmul computes what the CPU does") {
+  // BEAM on AMD:EMU (runtime/tune/gpu_candidates.hpp) compiles schedules the heuristic never
+  // picks; each must be right on its own, not only agree with the default. The default's
+  // neighbours and theirs, for the LLM's int8 matmul shapes, against the CPU device.
+  const std::int64_t N = 40, K = 1024;
+  tg::device cpu("CPU"), gfx11("AMD:EMU:gfx11");
+  const std::vector<float> x = random_values(std::size_t(K), 7);
+  for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_k, tensor_type::q6_k}) {
+    CAPTURE(std::string(tg::gguf::tensor_type_name(type)));
+    const std::size_t row_bytes = tg::gguf::row_size_bytes(type, std::size_t(K));
+    std::vector<std::byte> bytes(row_bytes * std::size_t(N));
+    for (std::int64_t r = 0; r < N; ++r) {
+      const std::vector<float> row = random_values(std::size_t(K), std::uint32_t(100 + r));
+      tg::synth::quantize_row(type, row.data(), &bytes[row_bytes * std::size_t(r)], std::size_t(K));
+    }
+    const std::vector<float> want = tg::test::decode_matvec(cpu, upload(cpu, type, N, K, bytes), x);
+    double scale = 0;
+    for (float v : want) scale = std::max(scale, double(std::fabs(v)));
+    const tg::test::decode_matvec_setup setup = tg::test::prepare_decode_matvec(gfx11, upload(gfx11, type, N, K, bytes), x);
+    const tg::kernel_source source{setup.kernel.nodes, setup.kernel.global_ranges, "matvec"};
+    const auto& traits = dynamic_cast<tg::amd::am_backend&>(gfx11.impl()).kernel_traits().gpu;
+    const tg::tune::gpu_space space =
+        tg::tune::gpu_space_of(source.nodes, source.global_ranges, traits.wave_lanes, traits.max_reduce_unroll);
+    const auto first = tg::tune::normalize_gpu(tg::opt::choose_opts_for({.of = tg::opt::target_traits::kind::gpu, .gpu = traits}, source),
+                                               source.global_ranges);
+    std::vector<tg::codegen::kernel_opts> schedules{first};
+    for (const auto& c : tg::tune::gpu_neighbours(first, space)) {
+      schedules.push_back(c);
+      for (const auto& d : tg::tune::gpu_neighbours(c, space))
+        if (std::find(schedules.begin(), schedules.end(), d) == schedules.end()) schedules.push_back(d);
+    }
+    std::vector<void*> buffers;
+    for (const tg::buffer& b : setup.slots) buffers.push_back(b.data());
+    for (const auto& opts : schedules) {
+      CAPTURE(tg::tune::to_text(opts));
+      auto program = gfx11.impl().compile(tg::tune::source_with(source, opts));
+      program->launch(buffers, tg::test::decode_matvec_vars);
+      std::vector<float> got(static_cast<std::size_t>(N));
+      setup.slots[0].copy_out(got.data(), got.size() * 4);
+      double worst = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, double(std::fabs(got[i] - want[i])));
+      CHECK(worst <= 1e-4 * scale);
+    }
+    MESSAGE(tg::gguf::tensor_type_name(type) << ": " << schedules.size() << " schedules");
   }
 }

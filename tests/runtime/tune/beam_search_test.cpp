@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include "runtime/opt/heuristic.hpp"
 #include "runtime/tune/beam_search.hpp"
 #include "runtime/tune/candidates.hpp"
@@ -164,4 +165,19 @@ TEST_CASE("a kernel whose default fails is left unsearched, and the process goes
   tg::tune::beam_options options;
   options.in_worker = [](const tg::codegen::kernel_opts&, std::span<void* const>) { raise(SIGBUS); };
   CHECK_FALSE(tg::tune::beam_search(runner, source_of(kernel), kernel.slot_count, {}, options).has_value());
+}
+
+TEST_CASE("outputs match within a reordered sum's error, relative to the slot's largest values too") {
+  const std::vector<tg::tune::slot_info> slots{{tg::dtype::float32, 8, true}};
+  auto bytes = [](std::vector<float> v) {
+    std::vector<std::byte> b(v.size() * 4);
+    std::memcpy(b.data(), v.data(), b.size());
+    return std::vector<std::vector<std::byte>>{b};
+  };
+  std::string why;
+  // A small result next to a large one (a K-quant's cancelling terms): off by 1e-3 of the large.
+  CHECK(tg::tune::outputs_match(slots, bytes({100.0f, 0.01f}), bytes({100.0f, 0.02f}), why));
+  CHECK_FALSE(tg::tune::outputs_match(slots, bytes({100.0f, 0.01f}), bytes({100.0f, 0.5f}), why));
+  CHECK(why == "slot 0 element 1 is 0.5, the default gives 0.01");
+  CHECK_FALSE(tg::tune::outputs_match(slots, bytes({1.0f, 2.0f}), bytes({1.0f, 2.01f}), why));
 }
