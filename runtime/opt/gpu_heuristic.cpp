@@ -104,17 +104,6 @@ std::int64_t narrowest_block(std::span<const ast::node> nodes, int lane_range, i
   return narrowest;
 }
 
-// The number of output elements when every output bound is a constant, else -1.
-std::int64_t constant_outputs(std::span<const ast::node> nodes, int global_ranges) {
-  std::int64_t total = 1;
-  for (int r = 0; r < global_ranges; ++r) {
-    const std::int64_t b = const_bound(nodes, r);
-    if (b < 0) return -1;
-    total *= b;
-  }
-  return total;
-}
-
 // A matrix-matrix kernel's two tile ranges: output ranges m < n where some load is invariant
 // along n and moves along m (a matmul's a, read by row) and another is invariant along m and
 // moves along n (b, read by column); the innermost such pair (a batched matmul's last two
@@ -170,16 +159,18 @@ void choose_matmul_tile(std::span<const ast::node> nodes, int global_ranges, con
 codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits) {
   codegen::kernel_opts opts{{}, false};
   int group = 0;  // 0: one thread per element
-  const std::int64_t outputs = constant_outputs(nodes, global_ranges);
-  // Too few elements to fill the GPU with one thread each (a norm over a few rows, attention
-  // for one token, a total sum): more threads per element, whatever the access pattern.
-  const bool few_outputs = outputs >= 0 && outputs * 4 < traits.busy_threads;
-  const bool coalesced = outputs_coalesce(nodes, global_ranges);
   // The outputs with each symbolic bound at 1: the LLM's decode, one token (its kernels' token
   // range is a launch variable: an activation rounding over 4096 values in 256-value blocks has
   // 16 outputs a token, each reduce taking 11.9 us in one thread on an H200).
   std::int64_t least_outputs = 1;
   for (int r = 0; r < global_ranges; ++r) least_outputs *= std::max<std::int64_t>(1, const_bound(nodes, r));
+  // Too few elements to fill the GPU with one thread each (a norm over a few rows, attention
+  // for one token, a total sum): more threads per element, whatever the access pattern. Counted
+  // at one token: decode attention's weighted sum of V (8 x 4 x 64 outputs a token, each a
+  // reduce over the context) ran one thread per output, and BEAM on AMD:EMU found it 6x
+  // slower in the model than a split (18.5 vs 3.0 us at context 16, the 1B model).
+  const bool few_outputs = least_outputs * 4 < traits.busy_threads;
+  const bool coalesced = outputs_coalesce(nodes, global_ranges);
   // Too few outputs for a wave each to come near filling the GPU: short reduces split below, and
   // split dots read more of each block (traits.sparse_block_bytes).
   const bool idle_gpu = least_outputs * traits.wave_lanes * 4 < traits.busy_threads;

@@ -45,37 +45,21 @@ std::vector<codegen::kernel_opts> gpu_neighbours(const codegen::kernel_opts& fro
     if (n == base || std::find(out.begin(), out.end(), n) != out.end()) return;
     out.push_back(n);
   };
-  const int g = base.group_lanes, u = base.reduce_unroll, nested = base.nested_lanes;
-  // Threads per output: doubling keeps the nested lanes (they divide the larger group); halving
-  // clamps them to the smaller one (normalize_gpu).
-  if (g * 2 <= space.wave_lanes) {
-    codegen::kernel_opts c = base;
-    c.group_lanes = g * 2;
-    add(c);
-  }
-  if (g > 1) {
-    codegen::kernel_opts c = base;
-    c.group_lanes = g / 2;
-    add(c);
-  }
-  if (u * 2 <= space.max_reduce_unroll) {
-    codegen::kernel_opts c = base;
-    c.reduce_unroll = u * 2;
-    add(c);
-  }
-  if (u > 1) {
-    codegen::kernel_opts c = base;
-    c.reduce_unroll = u / 2;
-    add(c);
-  }
-  if (space.nested && g > 1) {
-    for (int n : {nested * 2, nested / 2}) {
-      if (n < 1 || n > g) continue;
+  // The threads per output, the reduce unroll and the nested lanes each doubled and halved
+  // within their limits. A smaller group clamps its nested lanes (normalize_gpu); a larger one
+  // keeps them (they divide it).
+  auto scale = [&](int codegen::kernel_opts::*field, int most) {
+    for (int v : {base.*field * 2, base.*field / 2}) {
+      if (v < 1 || v > most) continue;
       codegen::kernel_opts c = base;
-      c.nested_lanes = n;
+      c.*field = v;
       add(c);
     }
-  }
+  };
+  const int g = base.group_lanes;
+  scale(&codegen::kernel_opts::group_lanes, space.wave_lanes);
+  scale(&codegen::kernel_opts::reduce_unroll, space.max_reduce_unroll);
+  if (space.nested && g > 1) scale(&codegen::kernel_opts::nested_lanes, g);
   // A register tile only where each thread has outputs of its own.
   if (g == 1) {
     for (int r = ranges - 1; r >= 0 && r >= ranges - 2; --r) {

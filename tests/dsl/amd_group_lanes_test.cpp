@@ -480,6 +480,25 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     CHECK((o32.group_lanes == 32 && o32.reduce_unroll == 32));
     CHECK(tg::opt::choose_gpu_opts(norm.nodes, norm.global_ranges, {}).reduce_unroll == 4);  // no sparse rule
   }
+  {  // decode attention's weighted sum of V: 8 KV heads x 4 query heads x 64 values a token (the
+     // token range a launch variable, counted as 1), each a reduce over the context: too few
+     // outputs to fill the GPU one thread each, so a group splits each context walk, though the
+     // outputs are contiguous; with 64 tokens as constants there are outputs enough
+    auto weighted_v = [](bool symbolic_tokens) {
+      tg::kernel_builder kb;
+      auto ctx = kb.variable(1);
+      auto h = kb.output_range(8);
+      auto t = symbolic_tokens ? kb.output_range(kb.variable(0)) : kb.output_range(64);
+      auto g = kb.output_range(4);
+      auto d = kb.output_range(64);
+      auto p = kb.reduce_range(ctx);
+      auto weight = kb.load<float>(1, ((t * 8 + h) * 4 + g) * ctx + p);
+      kb.store(0, ((t * 8 + h) * 4 + g) * 64 + d, kb.sum(weight * kb.load<float>(2, p * 512 + h * 64 + d), p));
+      return kb.finish();
+    };
+    CHECK(group_of(weighted_v(true)) == 32);
+    CHECK(group_of(weighted_v(false)) == 1);
+  }
   {  // many rows with a short reduce: one thread each
     tg::kernel_builder kb;
     auto i = kb.output_range(1 << 20);

@@ -37,6 +37,17 @@ std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
+// N rows of K random values in [-1, 1), quantized to `type`.
+std::vector<std::byte> random_rows(tensor_type type, std::int64_t N, std::int64_t K) {
+  const std::size_t row_bytes = tg::gguf::row_size_bytes(type, std::size_t(K));
+  std::vector<std::byte> bytes(row_bytes * std::size_t(N));
+  for (std::int64_t r = 0; r < N; ++r) {
+    const std::vector<float> row = random_values(std::size_t(K), std::uint32_t(100 + r));
+    tg::synth::quantize_row(type, row.data(), &bytes[row_bytes * std::size_t(r)], std::size_t(K));
+  }
+  return bytes;
+}
+
 model::weight upload(tg::device& dev, tensor_type type, std::int64_t N, std::int64_t K, const std::vector<std::byte>& bytes) {
   const std::int64_t row_bytes = std::int64_t(tg::gguf::row_size_bytes(type, std::size_t(K)));
   model::weight w{"w", type, N, K, row_bytes, dev.allocate(bytes.size())};
@@ -59,12 +70,7 @@ TEST_CASE("the LLM's decode matmuls on the emulated GPU, split across work-items
   for (tensor_type type : {tensor_type::f32, tensor_type::f16, tensor_type::q8_0, tensor_type::q4_0, tensor_type::q5_1,
                            tensor_type::q4_k, tensor_type::q5_k, tensor_type::q6_k}) {
     CAPTURE(std::string(tg::gguf::tensor_type_name(type)));
-    const std::size_t row_bytes = tg::gguf::row_size_bytes(type, std::size_t(K));
-    std::vector<std::byte> bytes(row_bytes * std::size_t(N));
-    for (std::int64_t r = 0; r < N; ++r) {
-      const std::vector<float> row = random_values(std::size_t(K), std::uint32_t(100 + r));
-      tg::synth::quantize_row(type, row.data(), &bytes[row_bytes * std::size_t(r)], std::size_t(K));
-    }
+    const std::vector<std::byte> bytes = random_rows(type, N, K);
     const std::vector<float> want = tg::test::decode_matvec(cpu, upload(cpu, type, N, K, bytes), x);
     // The GPU form (quads over int8 activations: model::matmul_form::gpu) on the CPU device too,
     // where no dot instruction stands in for its quad sums.
@@ -94,12 +100,7 @@ TEST_CASE("every GPU schedule BEAM may try first for a decode matmul computes wh
   const std::vector<float> x = random_values(std::size_t(K), 7);
   for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_k, tensor_type::q6_k}) {
     CAPTURE(std::string(tg::gguf::tensor_type_name(type)));
-    const std::size_t row_bytes = tg::gguf::row_size_bytes(type, std::size_t(K));
-    std::vector<std::byte> bytes(row_bytes * std::size_t(N));
-    for (std::int64_t r = 0; r < N; ++r) {
-      const std::vector<float> row = random_values(std::size_t(K), std::uint32_t(100 + r));
-      tg::synth::quantize_row(type, row.data(), &bytes[row_bytes * std::size_t(r)], std::size_t(K));
-    }
+    const std::vector<std::byte> bytes = random_rows(type, N, K);
     const std::vector<float> want = tg::test::decode_matvec(cpu, upload(cpu, type, N, K, bytes), x);
     double scale = 0;
     for (float v : want) scale = std::max(scale, double(std::fabs(v)));
