@@ -215,7 +215,7 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   // waits at most traits.max_split_trips times along its row.
   // A sparse kernel's (traits.sparse_block_bytes) in one trip, of at most traits.sparse_max_unroll.
   const int trips = sparse ? 1 : traits.max_split_trips;
-  const int most_unroll = sparse ? std::min(traits.sparse_max_unroll, traits.max_reduce_unroll) : traits.max_reduce_unroll;
+  const int most_unroll = std::min(sparse ? traits.sparse_max_unroll : traits.max_split_unroll, traits.max_reduce_unroll);
   if (group > 1 && tops.size() == 1 && tops[0].nested_bound > 0 && trips > 0) {
     const std::int64_t per_thread = (tops[0].nested_bound + nested - 1) / nested;
     while (per_thread > std::int64_t(opts.reduce_unroll) * trips && opts.reduce_unroll * 2 <= most_unroll)

@@ -29,8 +29,15 @@ struct gpu_traits {
   int min_thread_block_bytes = 0;
   // With such a split, the most trips of the block loop a thread makes (its unroll doubles until
   // they fit); 0: the unroll stays 4. NV: 16, from the same measurements (Q8_0's 4096 x 14336
-  // matvec: 19% of the copy bandwidth at 28 trips of 4 blocks, 28% at 14 of 8); AMD: 0.
+  // matvec: 19% of the copy bandwidth at 28 trips of 4 blocks, 28% at 14 of 8); AMD: 1, with
+  // max_split_unroll 8, from BEAM on AMD:EMU ranking by the modeled cost (the 1B Q4_K_M decode's
+  // Q4_K ffn_down: 8 blocks a thread, 40.5 us in 2 trips of 4, 11.9 us in one of 8; Q8_0's k/v
+  // matvec 4.0 -> 3.2 us).
   int max_split_trips = 0;
+  // The most reduce_unroll that rule takes (its unroll doubles up to this). NV: 32, the
+  // renderer's limit; AMD: 8 (uncapped, the 1B Q8_0 decode's 64-block shares took unroll 32 and
+  // the modeled token fell from 366 to 225 tok/s).
+  int max_split_unroll = 32;
   // Where a split dot's threads are fewer than a quarter of busy_threads (a k/v matvec of 1024
   // rows: most of the GPU idle), each thread instead reads at least this many bytes of a block
   // and walks its share of the row in one trip, so each has as much of the row in flight as it

@@ -434,6 +434,13 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     nv.max_split_trips = 2;
     CHECK(tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, nv).reduce_unroll == 8);
     CHECK(q8_amd.reduce_unroll == 4);
+    // One trip wanted, but at most 8 blocks a trip (AMD's traits): 32 blocks a thread, unroll 8.
+    tg::opt::gpu_traits capped;
+    capped.max_split_trips = 1;
+    capped.max_split_unroll = 8;
+    CHECK(tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, capped).reduce_unroll == 8);
+    capped.max_split_unroll = 32;
+    CHECK(tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, capped).reduce_unroll == 16);  // max_reduce_unroll's 16
     // A sparse kernel (sparse_block_bytes; an H200's busy_threads): 1024 rows of waves are under
     // a quarter of them, so each thread takes 16 bytes of a block, as 2 threads a block and 16
     // blocks at once, and its 4 blocks in one trip. 4096 rows are not: the split above.
