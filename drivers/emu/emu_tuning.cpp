@@ -11,10 +11,12 @@
 namespace tg::emu {
 namespace {
 
+// What the AM driver read from the card's discovery table: the emulated GPU's processor. (An
+// AMD:EMU device is an am_backend; tests build some on machines of their own.)
 std::string processor_of(backend& device) {
-  auto* emulated = dynamic_cast<emu_device*>(&device);
-  if (emulated == nullptr) throw usage_error("tune: the AMD:EMU tuner was given a device of another kind (" + device.name() + ")");
-  return std::string(emulated->emulated_gpu().chip().target);
+  auto* amd = dynamic_cast<amd::am_backend*>(&device);
+  if (amd == nullptr) throw usage_error("tune: the AMD:EMU tuner was given a device of another kind (" + device.name() + ")");
+  return amd->device().info().gfx_target;
 }
 
 const tune::tuner_registration emu_tuning("AMD:EMU", {

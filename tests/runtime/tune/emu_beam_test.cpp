@@ -149,7 +149,7 @@ TEST_CASE("BEAM on AMD:EMU ranks a matvec's GPU schedules by the modeled cost an
   REQUIRE(found.has_value());
   MESSAGE("default " << found->default_seconds * 1e6 << " us modeled, best " << tg::tune::to_text(found->best) << " "
                      << found->best_seconds * 1e6 << " us, " << found->tried << " tried");
-  CHECK(found->tried > 4);
+  CHECK(found->tried >= 4);  // the default and its first round at least
   CHECK(found->skipped == 0);
   CHECK(found->default_seconds >= tg::emu::shader::dispatch_seconds);  // a modeled time, not the interpreter's
   CHECK(found->best_seconds <= found->default_seconds);
