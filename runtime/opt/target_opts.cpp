@@ -10,11 +10,7 @@ namespace tg::opt {
 codegen::kernel_opts choose_opts_for(const target_traits& target, const kernel_source& source) {
   if (target.of == target_traits::kind::gpu) {
     if (source.group_lanes < 1) return choose_gpu_opts(source.nodes, source.global_ranges, target.gpu);
-    codegen::kernel_opts tuned{source.upcast, false};  // a tuned schedule; the renderer checks it
-    tuned.group_lanes = source.group_lanes;
-    tuned.reduce_unroll = source.reduce_unroll;
-    tuned.nested_lanes = source.nested_lanes;
-    return tuned;
+    return gpu_schedule_of(source);  // a tuned schedule; the renderer checks it
   }
   codegen::kernel_opts opts;
   if (source.upcast.empty()) {
@@ -28,6 +24,14 @@ codegen::kernel_opts choose_opts_for(const target_traits& target, const kernel_s
     opts.panel = source.panel;
   }
   opts.isa = target.isa;
+  return opts;
+}
+
+codegen::kernel_opts gpu_schedule_of(const kernel_source& source) {
+  codegen::kernel_opts opts{source.upcast, false};
+  opts.group_lanes = source.group_lanes;
+  opts.reduce_unroll = source.reduce_unroll;
+  opts.nested_lanes = source.nested_lanes;
   return opts;
 }
 

@@ -23,4 +23,8 @@ struct target_traits {
 // The author's loop shape where the target takes one, else the default for the target's kind.
 codegen::kernel_opts choose_opts_for(const target_traits& target, const kernel_source& source);
 
+// The GPU schedule a source carries (kernel_source::group_lanes and the rest, with its upcast);
+// tune::source_with is the other way.
+codegen::kernel_opts gpu_schedule_of(const kernel_source& source);
+
 }  // namespace tg::opt

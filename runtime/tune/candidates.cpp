@@ -10,13 +10,13 @@ namespace {
 // registers of x86, and the kernel's code grows for no gain.
 constexpr int max_last_upcast = 32, max_second_upcast = 16, max_tile = 256;
 
+}  // namespace
+
 int tile_size(const std::vector<int>& upcast) {
   int t = 1;
   for (int u : upcast) t *= u;
   return t;
 }
-
-}  // namespace
 
 std::vector<std::int64_t> output_bounds(std::span<const ast::node> nodes, int global_ranges) {
   std::vector<std::int64_t> bounds(std::size_t(std::max(global_ranges, 0)), -1);

@@ -11,6 +11,9 @@
 
 namespace tg::tune {
 
+// The outputs one tile holds: the product of the upcasts.
+int tile_size(const std::vector<int>& upcast);
+
 // Per output range, its bound when it is a constant, else -1 (such a range is never upcast).
 std::vector<std::int64_t> output_bounds(std::span<const ast::node> nodes, int global_ranges);
 

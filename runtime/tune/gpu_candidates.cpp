@@ -13,12 +13,6 @@ namespace {
 // past 32 accumulators (and their operands) a tile spills out of the VGPRs it has at 8 waves per SIMD.
 constexpr int max_upcast = 16, max_tile = 32;
 
-int tile_size(const std::vector<int>& upcast) {
-  int t = 1;
-  for (int u : upcast) t *= u;
-  return t;
-}
-
 }  // namespace
 
 gpu_space gpu_space_of(std::span<const ast::node> nodes, int global_ranges, int wave_lanes, int max_reduce_unroll) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 #include "drivers/emu/emu_candidate_runner.hpp"
+#include "runtime/opt/target_opts.hpp"
 #include "runtime/tune/beam_search.hpp"
 #include "runtime/tune/gpu_candidates.hpp"
 #include "runtime/tune/opts_text.hpp"
@@ -73,7 +74,7 @@ class planting_runner final : public tg::tune::candidate_runner {
     return inner.neighbours(o, s);
   }
   std::shared_ptr<tg::program> compile(const tg::kernel_source& s) override {
-    const tg::codegen::kernel_opts opts = inner.normalize(schedule_of(s), s);
+    const tg::codegen::kernel_opts opts = inner.normalize(tg::opt::gpu_schedule_of(s), s);
     if (opts == faults) return compile_planted(faulting_kernel());
     if (opts == hangs) return compile_planted(endless_kernel());
     return inner.compile(s);
@@ -83,13 +84,6 @@ class planting_runner final : public tg::tune::candidate_runner {
   }
 
  private:
-  static tg::codegen::kernel_opts schedule_of(const tg::kernel_source& s) {
-    tg::codegen::kernel_opts o{s.upcast, s.vector_lanes};
-    o.group_lanes = s.group_lanes;
-    o.reduce_unroll = s.reduce_unroll;
-    o.nested_lanes = s.nested_lanes;
-    return o;
-  }
   std::shared_ptr<tg::program> compile_planted(const tg::ast::kernel& k) {
     return inner.compile({k.nodes, k.global_ranges, "planted"});
   }
@@ -178,10 +172,8 @@ TEST_CASE("candidates that fault or hang the GPU or compute a wrong result are s
   options.in_worker = [&](const tg::codegen::kernel_opts& c, std::span<void* const> outputs) {
     if (c == wrong) static_cast<float*>(outputs[0])[5] += 1.0f;
   };
-  tg::set_debug(1);
   tune_test::log_capture logged;
-  auto found = tg::tune::beam_search(runner, source, kernel.slot_count, {}, options);
-  tg::set_debug(0);
+  auto found = tune_test::search_logging_skips(runner, source, kernel.slot_count, options);
   REQUIRE(found.has_value());
   CHECK(found->skipped == 3);
   CHECK(found->tried >= 2);

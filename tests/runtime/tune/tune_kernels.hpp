@@ -7,6 +7,7 @@
 #include <vector>
 #include <tg/device.hpp>
 #include <tg/log.hpp>
+#include "runtime/tune/beam_search.hpp"
 
 namespace tune_test {
 
@@ -70,5 +71,16 @@ struct log_capture {
     return n;
   }
 };
+
+// BEAM at TG_DEBUG=1, so each skipped candidate is logged with its reason (into a log_capture
+// made before).
+inline std::optional<tg::tune::beam_result> search_logging_skips(tg::tune::candidate_runner& runner,
+                                                                 const tg::kernel_source& source, int slot_count,
+                                                                 const tg::tune::beam_options& options) {
+  tg::set_debug(1);
+  auto found = tg::tune::beam_search(runner, source, slot_count, {}, options);
+  tg::set_debug(0);
+  return found;
+}
 
 }  // namespace tune_test
