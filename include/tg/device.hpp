@@ -116,7 +116,8 @@ class device {
 int debug_level();
 void set_debug(int level);
 
-// A readable kernel name from its ranges: E_64_16 (elementwise), r_64_16_32 (with reduce).
+// A readable kernel name from its ranges: E_64_16 (elementwise), r_64_16_32 (with reduce), a run
+// of 4 or more equal bounds as one: r_2048_32_1_8_1_4x64.
 std::string kernel_name(std::span<const ast::node> nodes, int global_ranges);
 
 }  // namespace tg

@@ -11,7 +11,11 @@ namespace {
 constexpr double log2_e = 1.4426950408889634;
 constexpr double masked = -1e30;  // exp of (masked - max) is exactly 0, and no inf - inf NaN
 
-kvalue context(kernel_builder& kb) { return kb.variable(var_start_pos) + kb.variable(var_tokens); }
+// The chunk's token count: a constant where the shape fixes it (attention_shape::tokens), else T.
+kvalue chunk_tokens(kernel_builder& kb, const attention_shape& s) {
+  return s.tokens > 0 ? kb.index(s.tokens) : kb.variable(var_tokens);
+}
+kvalue context(kernel_builder& kb, const attention_shape& s) { return kb.variable(var_start_pos) + chunk_tokens(kb, s); }
 
 // Software prefetch of the cache stream, as the matmuls do for weights (linear_kernels.cpp,
 // prefetch_distance): `value` once every 64-byte line of `bytes` at byte `at` + 2 KiB of the
@@ -52,7 +56,7 @@ ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_ca
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, half = hd / 2;
   auto h = kb.output_range(heads);
-  auto t = kb.output_range(kb.variable(var_tokens));
+  auto t = kb.output_range(chunk_tokens(kb, s));
   auto d = kb.output_range(hd);
   auto pos = kb.variable(var_start_pos) + t;
   // NORM rotates (2i, 2i+1); NEOX rotates (i, i + half). sign: -1 on the pair's first member.
@@ -79,7 +83,7 @@ ast::kernel cache_store_kernel(const attention_shape& s) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim;
   auto h = kb.output_range(s.n_kv_head);
-  auto t = kb.output_range(kb.variable(var_tokens));
+  auto t = kb.output_range(chunk_tokens(kb, s));
   auto d = kb.output_range(hd);
   auto pos = kb.variable(var_start_pos) + t;
   kb.store(0, (h * s.max_context + pos) * hd + d, kb.cast(s.cache, kb.load<float>(1, (t * s.n_kv_head + h) * hd + d)));
@@ -94,8 +98,8 @@ ast::kernel scores_kernel(const attention_shape& s) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head, lanes = hd % 8 == 0 ? 8 : 1;
   auto kvh = kb.output_range(s.n_kv_head);
-  auto t = kb.output_range(kb.variable(var_tokens));
-  auto c = kb.output_range(context(kb));
+  auto t = kb.output_range(chunk_tokens(kb, s));
+  auto c = kb.output_range(context(kb, s));
   auto g = kb.output_range(group);
   auto h = kvh * group + g;
   auto dg = kb.reduce_range(hd / lanes);
@@ -105,11 +109,11 @@ ast::kernel scores_kernel(const attention_shape& s) {
   auto k = kb.load(2, s.cache, (kvh * s.max_context + c) * hd + d);
   auto dot = kb.sum_lanes(kb.sum(q * k, dg), dl) * (1.0 / std::sqrt(double(hd)));
   auto visible = c < kb.variable(var_start_pos) + t + 1;
-  auto ctx = context(kb);
+  auto ctx = context(kb, s);
   auto score = kb.where(visible, dot, kb.constant(dtype::float32, masked));
   const std::int64_t row_bytes = hd * size_bytes(s.cache);
   score = prefetch_cache(kb, 2, (kvh * s.max_context + c) * row_bytes, row_bytes, score);  // once per key row
-  kb.store(0, (h * kb.variable(var_tokens) + t) * ctx + c, score);
+  kb.store(0, (h * chunk_tokens(kb, s) + t) * ctx + c, score);
   ast::kernel kernel = kb.finish();
   kernel.upcast = {1, 1, 1, int(group)};
   kernel.vector_lanes = false;
@@ -119,10 +123,10 @@ ast::kernel scores_kernel(const attention_shape& s) {
 ast::kernel softmax_max_kernel(const attention_shape& s) {
   kernel_builder kb;
   auto h = kb.output_range(s.n_head);
-  auto t = kb.output_range(kb.variable(var_tokens));
-  auto ctx = context(kb);
+  auto t = kb.output_range(chunk_tokens(kb, s));
+  auto ctx = context(kb, s);
   auto c = kb.reduce_range(ctx);
-  auto row = h * kb.variable(var_tokens) + t;
+  auto row = h * chunk_tokens(kb, s) + t;
   kb.store(0, row, kb.max(kb.load<float>(1, row * ctx + c), c));
   return kb.finish();
 }
@@ -130,10 +134,10 @@ ast::kernel softmax_max_kernel(const attention_shape& s) {
 ast::kernel softmax_exp_kernel(const attention_shape& s) {
   kernel_builder kb;
   auto h = kb.output_range(s.n_head);
-  auto t = kb.output_range(kb.variable(var_tokens));
-  auto ctx = context(kb);
+  auto t = kb.output_range(chunk_tokens(kb, s));
+  auto ctx = context(kb, s);
   auto c = kb.output_range(ctx);
-  auto row = h * kb.variable(var_tokens) + t;
+  auto row = h * chunk_tokens(kb, s) + t;
   kb.store(0, row * ctx + c, shifted_exp(kb, row, ctx, c));
   return kb.finish();
 }
@@ -141,10 +145,10 @@ ast::kernel softmax_exp_kernel(const attention_shape& s) {
 ast::kernel softmax_sum_kernel(const attention_shape& s) {
   kernel_builder kb;
   auto h = kb.output_range(s.n_head);
-  auto t = kb.output_range(kb.variable(var_tokens));
-  auto ctx = context(kb);
+  auto t = kb.output_range(chunk_tokens(kb, s));
+  auto ctx = context(kb, s);
   auto c = kb.reduce_range(ctx);
-  auto row = h * kb.variable(var_tokens) + t;
+  auto row = h * chunk_tokens(kb, s) + t;
   kb.store(0, row, kb.sum(kb.load<float>(1, row * ctx + c), c));
   return kb.finish();
 }
@@ -158,17 +162,17 @@ ast::kernel attend_kernel(const attention_shape& s) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
   auto kvh = kb.output_range(s.n_kv_head);
-  auto t = kb.output_range(kb.variable(var_tokens));
+  auto t = kb.output_range(chunk_tokens(kb, s));
   auto g = kb.output_range(group);
   auto d = kb.output_range(hd);
   auto h = kvh * group + g;
-  auto ctx = context(kb);
+  auto ctx = context(kb, s);
   auto c = kb.reduce_range(ctx);
-  auto p = kb.load<float>(1, (h * kb.variable(var_tokens) + t) * ctx + c);
+  auto p = kb.load<float>(1, (h * chunk_tokens(kb, s) + t) * ctx + c);
   auto v = kb.load(2, s.cache, (kvh * s.max_context + c) * hd + d);
   // One prefetch per step: a step reads 8-32 values of d, at most one 64-byte line.
   v = prefetch_cache(kb, 2, ((kvh * s.max_context + c) * hd + d) * size_bytes(s.cache), 1, v);
-  auto inverse_sum = kb.unary(ast::op::reciprocal, kb.load<float>(3, h * kb.variable(var_tokens) + t));
+  auto inverse_sum = kb.unary(ast::op::reciprocal, kb.load<float>(3, h * chunk_tokens(kb, s) + t));
   kb.store(0, (t * s.n_head + h) * hd + d, kb.sum(p * v, c) * inverse_sum);
   ast::kernel kernel = kb.finish();
   // d as one vector of up to 32 lanes: each pass over the values then reads whole 64-byte

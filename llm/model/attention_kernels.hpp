@@ -20,6 +20,9 @@ struct attention_shape {
   std::int64_t n_head = 0, n_kv_head = 0, head_dim = 0, max_context = 0;
   rope_style rope = rope_style::norm;
   dtype cache = dtype::float32;  // the KV cache's elements: float32 or float16 (read as float)
+  // > 0: kernels for chunks of exactly this many tokens (a full chunk on a GPU: the token count a
+  // constant, so the GPU's default opts see how many outputs there are); 0: T, a launch variable.
+  std::int64_t tokens = 0;
 };
 
 // RoPE at positions start_pos + t of x[t][h][d] (`heads` heads). to_cache: store into a cache

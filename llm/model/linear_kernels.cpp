@@ -1,6 +1,10 @@
 // linear_kernels.cpp: embedding gather and quantized matmul, dequantizing inside the kernel.
 #include "llm/model/linear_kernels.hpp"
 
+#include <algorithm>
+
+#include <tg/core/error.hpp>
+
 #include "llm/model/dequant_kernel.hpp"
 #include "llm/model/matmul_tiles.hpp"
 #include "drivers/cpu/cpu_target.hpp"
@@ -27,6 +31,7 @@ struct matmul_shape {
   int int_lanes = 16;  // integer form: float accumulator lanes, 16 or 8
   bool exact_rows = false;  // each token lane computes exactly as the one-token kernel does
   bool quads = false;       // integer form: each lane takes 4 neighbouring values, not 2 (matmul_form::gpu)
+  std::int64_t tokens = 0;  // > 0: the token range's bound, fixed (matmul_prefill_kernel's `tokens`)
 };
 
 // Software prefetch of the weight stream: each step of a matmul's group loop asks for the
@@ -56,7 +61,7 @@ ast::kernel build_matmul(const weight& w, launch_var rows, int first, matmul_epi
   kernel_builder kb;
   const std::int64_t K = w.cols, N = w.rows;
   auto n = kb.output_range(N);
-  auto t = kb.output_range(kb.variable(rows));
+  auto t = shape.tokens > 0 ? kb.output_range(shape.tokens) : kb.output_range(kb.variable(rows));
   kb.output_range(1);  // keeps the default opts from tiling rows into vector lanes (gathers across rows)
   auto x_row = first >= 0 ? t + kb.variable(first) : t;
   kvalue acc;
@@ -116,7 +121,7 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
   const std::int64_t per_block = int_form_group(w.type) / 32;  // 32-value groups per weight block
   const std::int64_t scale_block = activation_block_for(w), scales = K / scale_block;
   auto n = kb.output_range(N);
-  auto t = kb.output_range(kb.variable(rows));
+  auto t = shape.tokens > 0 ? kb.output_range(shape.tokens) : kb.output_range(kb.variable(rows));
   kb.output_range(1);
   auto g = kb.reduce_range(K / 32 / per_block);  // weight blocks
   auto l = kb.reduce_range(lanes);
@@ -146,7 +151,11 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
     }
     // Halves under one scale (the same node: the AST is hash-consed; or none, scaled
     // already) are summed first; under two (Q6_K's 16-value sub-blocks) each is scaled on its own.
-    if (dots.size() == 2 && dots[0].second.id == dots[1].second.id) dots = {{dots[0].first + dots[1].first, dots[0].second}};
+    if (dots.size() > 1 && std::all_of(dots.begin(), dots.end(), [&](const auto& d) { return d.second.id == dots[0].second.id; })) {
+      kvalue all = dots[0].first;
+      for (std::size_t i = 1; i < dots.size(); ++i) all = all + dots[i].first;
+      dots = {{all, dots[0].second}};
+    }
     for (auto [dot, a] : dots) {
       if (per_block > 1) {
         auto scaled = a.kb != nullptr ? dot * a : dot;
@@ -232,12 +241,27 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
 }
 
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
-ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue, matmul_form form) {
+ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue, matmul_form form, std::int64_t tokens) {
+  if (tokens < 0 || tokens % prefill_token_lanes != 0)
+    throw usage_error(str("matmul_prefill_kernel: ", tokens, " tokens; give 0 (any) or a multiple of ", prefill_token_lanes));
+  if (tokens > 0 && form != matmul_form::gpu)
+    throw usage_error("matmul_prefill_kernel: a fixed token count is for GPUs (matmul_form::gpu)");
   if (w.tile_rows > 0) return tiled_matmul_kernel(w, epilogue);
   // A GPU: the decode kernel's quads, over token lanes (the int8 activations it reads are bytes).
-  if (form == matmul_form::gpu)
+  // For a full chunk (tokens > 0) one lane walks a block's quads, their integer dots summed before
+  // one conversion and scale per block and token, where 8 lanes (split across threads for one
+  // token) convert each quad's dot on its own: the GPU heuristic gives such a kernel whole blocks
+  // per thread and a register tile of tokens (runtime/opt/gpu_heuristic.cpp: tile_split_dot),
+  // whose size is the upcast given here: 4 tokens, Q6_K's 2 (its 6-bit quads for 4 tokens spill:
+  // tests/bench/gpu_prefill_sweep, 2048 x 2048 at 32 tokens on AMD:EMU, 129.5 us modeled against
+  // 22.4 with 2). The 1B's Q8_0 2048 x 2048 chunk matmul: 24.0 -> 8.4 us modeled (RX 7900 XTX).
+  if (form == matmul_form::gpu) {
+    const bool fixed = tokens > 0;
+    const int token_lanes = fixed && w.type == gguf::tensor_type::q6_k ? 2 : prefill_token_lanes;
     return pick_matmul(w, var_tokens, -1, epilogue,
-                       {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 8, .int_lanes = 8, .quads = true});
+                       {.row_lanes = 1, .token_lanes = token_lanes, .width = 8, .int_lanes = fixed ? 1 : 8, .quads = true,
+                        .tokens = tokens});
+  }
   // Integer form: 4 token lanes, 8 accumulator lanes with a group's halves summed as
   // integers. Measured on znver3, 2 threads, 1B shapes: Q8_0 gate/up 7.7 ms per 32 tokens
   // (8.1 with 8 token lanes, whose activations, 8 x 4 KiB int16 per row, no longer fit L1;

@@ -43,8 +43,12 @@ matmul_form matmul_form_for(const device& dev);
 // decoded weight vector feeds 4 token accumulators, so prefill decodes a weight once per 4
 // tokens, not per token (more tokens' activations stop fitting L1 beside the weights).
 // Weights with tiles (w.tile_rows > 0) take matmul_tiles.hpp's kernel, whose slot 7 is w.tiles.
+// tokens > 0 (GPUs, a multiple of prefill_token_lanes): the kernel for chunks of exactly that
+// many tokens, its token range a constant, so the GPU's default opts (and BEAM) schedule it for
+// them; 0: any multiple, the token range a launch variable (counted at one token by the heuristic).
 inline constexpr int prefill_token_lanes = 4;
-ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {}, matmul_form form = matmul_form::narrow);
+ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue = {}, matmul_form form = matmul_form::narrow,
+                                  std::int64_t tokens = 0);
 // For decode batches of a multiple of prefill_token_lanes sequences: each decoded weight
 // vector feeds that many token accumulators, and each row is bit-identical to matmul_kernel's.
 // Weights that decode from tiles (matmul_tiles.hpp) take the tiled kernel in both.

@@ -56,6 +56,7 @@ void warm_up(transformer& model) {
   s.prefill(tokens);
   for (int i = 0; i < 2 && s.position() < model.max_context(); ++i) s.decode(0);
   model.forward(std::span(tokens).first(1), 0, head::all);  // the all-positions head (dump-logits)
+  model.prepare_partial_chunks();  // a prompt's remainder after its full chunks
 }
 
 }  // namespace tg::model

@@ -49,6 +49,10 @@ struct linear {
   launchable kernel;
   launchable prefill;  // for chunks of a multiple of prefill_token_lanes tokens
   launchable batch;    // for decode batches of a multiple of prefill_token_lanes sequences
+  // On GPUs, for full chunks (chunk_size tokens, a multiple of prefill_token_lanes): the prefill
+  // kernel with its token count fixed, so that its schedule is chosen for that many tokens (a
+  // prompt's full chunks are most of its work); empty elsewhere.
+  launchable chunk;
 };
 
 // Whether a matmul kernel reads a weight's tiles (matmul_tiles.hpp: slot 7), not its file bytes.
@@ -93,6 +97,9 @@ struct transformer::state {
   std::map<std::pair<std::int64_t, std::int64_t>, activation_quant> act_quant;  // by (input width, block), for the layers
   std::map<std::int64_t, activation_quant> head_quant;                          // by block
   launchable embed, rope_k, store_v, scores_k, max_k, exp_k, sum_k, attend_k;
+  // On GPUs, the attention passes of a full chunk (attention_shape::tokens at the chunk size), as
+  // linear::chunk is for its matmuls; empty elsewhere.
+  launchable chunk_scores_k, chunk_max_k, chunk_exp_k, chunk_sum_k, chunk_attend_k;
   planned norm_scale, norm_apply, head_scale_q, head_scale_k, head_apply_k, rope_q, swiglu;
   // RMSNorm fused into the 8-bit rounding of its output, by block size.
   std::map<std::int64_t, planned> norm_round_scale, norm_round;
@@ -332,6 +339,15 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.exp_k = softmax_exp_kernel(shape);
   s.sum_k = softmax_sum_kernel(shape);
   s.attend_k = attend_kernel(shape);
+  if (matmul_form_for(dev) == matmul_form::gpu) {
+    attention_shape full = shape;
+    full.tokens = T;
+    s.chunk_scores_k = scores_kernel(full);
+    s.chunk_max_k = softmax_max_kernel(full);
+    s.chunk_exp_k = softmax_exp_kernel(full);
+    s.chunk_sum_k = softmax_sum_kernel(full);
+    s.chunk_attend_k = attend_kernel(full);
+  }
   s.swiglu = swiglu_op(dev, T, c.ffn);
   const matmul_form form = matmul_form_for(dev);
   const bool bytes = form == matmul_form::gpu;  // a GPU's matmuls read the rounded activations as int8
@@ -378,9 +394,11 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   if (in_place) s.rows = std::move(views);
   for (const layer_weights& l : weights_.layers) {
     layer_kernels k;
+    const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
     auto lin = [&](const weight& w, matmul_epilogue e = {}) {
       return linear{&w, matmul_kernel(w, var_tokens, -1, e, form), matmul_prefill_kernel(w, e, form),
-                    matmul_batch_kernel(w, e, var_tokens, form)};
+                    matmul_batch_kernel(w, e, var_tokens, form),
+                    fixed_chunks ? matmul_prefill_kernel(w, e, form, chunk_size_) : ast::kernel{}};
     };
     k.q = lin(l.wq, {.bias = bool(l.bq)});
     k.k = lin(l.wk, {.bias = bool(l.bk)});
@@ -503,6 +521,12 @@ void transformer::set_profiling(bool on) {
 
 std::int64_t transformer::token_tile() const { return prefill_token_lanes; }
 
+void transformer::prepare_partial_chunks() {
+  for (layer_kernels& k : s_->layers)
+    for (const linear* l : {&k.q, &k.k, &k.v, &k.o, &k.gate, &k.up, &k.down})
+      if (!l->prefill.prepared) l->prefill.prepared = dev_.prepare(l->prefill.kernel);
+}
+
 bool transformer::profiling() const { return s_->profiling; }
 
 void transformer::set_launch_observer(launch_observer observer) { s_->observer = std::move(observer); }
@@ -565,6 +589,7 @@ void transformer::run_layer(std::size_t index) {
     const std::int64_t tokens = s.vars[var_tokens];
     const bool batch = !s.batch_sequences.empty();
     const bool tiled = tokens >= prefill_token_lanes && tokens % prefill_token_lanes == 0;
+    if (tiled && !batch && tokens == chunk_size_ && !l.chunk.kernel.nodes.empty()) return l.chunk;
     return tiled ? (batch ? l.batch : l.prefill) : l.kernel;
   };
   // What the rounded inputs of `readers` in block size `block` must carry this forward.
@@ -651,11 +676,12 @@ void transformer::run_layer(std::size_t index) {
                     const buffer& cos, const buffer& sin) {
     s.run(dev_, s.rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
     s.run(dev_, s.store_v, {k.v_cache[std::size_t(seq)], values});
-    s.run(dev_, s.scores_k, {s.scores, queries, k.k_cache[std::size_t(seq)]});
-    s.run(dev_, s.max_k, {s.row_max, s.scores});
-    s.run(dev_, s.exp_k, {s.probs, s.scores, s.row_max});
-    s.run(dev_, s.sum_k, {s.row_sum, s.probs});
-    s.run(dev_, s.attend_k, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
+    const bool full = !s.chunk_attend_k.kernel.nodes.empty() && s.vars[var_tokens] == chunk_size_;
+    s.run(dev_, full ? s.chunk_scores_k : s.scores_k, {s.scores, queries, k.k_cache[std::size_t(seq)]});
+    s.run(dev_, full ? s.chunk_max_k : s.max_k, {s.row_max, s.scores});
+    s.run(dev_, full ? s.chunk_exp_k : s.exp_k, {s.probs, s.scores, s.row_max});
+    s.run(dev_, full ? s.chunk_sum_k : s.sum_k, {s.row_sum, s.probs});
+    s.run(dev_, full ? s.chunk_attend_k : s.attend_k, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
   };
   if (s.batch_sequences.empty()) {
     attend(s.sequence, kk, s.v, s.qr, s.att, s.rope_cos, s.rope_sin);

@@ -78,13 +78,25 @@ void set_debug(int level) { debug_setting() = level; }
 
 std::string kernel_name(std::span<const ast::node> nodes, int global_ranges) {
   bool reduces = false;
-  std::string dims;
+  std::vector<std::string> bounds;
   for (const ast::node& n : nodes) {
     reduces = reduces || ast::is_reduce(n.o);
     if (n.o != ast::op::range) continue;
     const ast::node& bound = nodes[std::size_t(n.src[0])];
-    dims += '_';
-    dims += bound.o == ast::op::constant ? std::to_string(bound.arg) : std::string("n");
+    bounds.push_back(bound.o == ast::op::constant ? std::to_string(bound.arg) : std::string("n"));
+  }
+  // A run of 4 or more equal bounds as "<bound>x<count>" (a K-quant chunk matmul has 64 quad
+  // reduces of 4: r_2048_32_1_8_1_4x64).
+  std::string dims;
+  for (std::size_t i = 0; i < bounds.size();) {
+    std::size_t run = 1;
+    while (i + run < bounds.size() && bounds[i + run] == bounds[i]) ++run;
+    if (run >= 4) {
+      dims += "_" + bounds[i] + "x" + std::to_string(run);
+    } else {
+      for (std::size_t k = 0; k < run; ++k) dims += "_" + bounds[i];
+    }
+    i += run;
   }
   return (reduces ? "r" : "E") + dims;
 }

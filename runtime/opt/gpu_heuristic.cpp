@@ -48,7 +48,8 @@ std::vector<top_reduce> top_level_reduces(std::span<const ast::node> nodes) {
     for (std::size_t j = 0; j < nodes.size() && iterations >= 0; ++j)
       if (ast::is_reduce(nodes[j].o) && owner[j] == int(i)) {
         const std::int64_t inner = const_bound(nodes, int(nodes[std::size_t(nodes[j].src[1])].arg));
-        iterations = inner < 0 ? -1 : iterations * inner;
+        // Capped: a K-quant chunk matmul's 64 quad reduces of 4 would overflow the product.
+        iterations = inner < 0 ? -1 : std::min<std::int64_t>(iterations * inner, std::int64_t(1) << 40);
       }
     std::int64_t nested_bound = 0;
     int nested_range = -1;
@@ -154,9 +155,57 @@ void choose_matmul_tile(std::span<const ast::node> nodes, int global_ranges, con
   while (opts.reduce_unroll * 2 * (tm + tn) <= 64 && opts.reduce_unroll * 2 <= traits.max_reduce_unroll) opts.reduce_unroll *= 2;
 }
 
+// A split dot (the LLM's int8 matmuls: a group of threads per output, splitting the row's block
+// loop) that is also a matrix-matrix product with a constant second range (a full prompt chunk's
+// tokens: the weights do not move along it) and outputs enough to fill the GPU. Split as for one
+// token, each thread would decode its share of a weight row again for every token; instead each
+// thread takes a register tile along that range (the kernel's own upcast there, else 4), so a
+// decoded weight feeds that many tokens, and the group shrinks until the threads are about four
+// times busy_threads (waves to cover each other's memory waits), at most a wave and the row's
+// blocks; the group splits the block loop alone (nested lanes: a thread takes whole blocks, whose
+// quads' integer dot products it sums before one conversion), with no unroll (a tile's
+// accumulators and operands already hold the VGPRs, and fewer waves fit at once). From sweeps of
+// the 1B model's chunk matmuls at 32 tokens on AMD:EMU ranked by the modeled cost
+// (tests/bench/gpu_prefill_sweep; 24 to 60 schedules each, RX 7900 XTX), where this picks the best
+// found: Q8_0 2048 x 2048 24.0 -> 8.4 us, 8192 x 2048 88 -> 26 us, 2048 x 8192 354 -> 26 us,
+// 512 x 2048 8 -> 4 us; Q4_K 2048 x 2048 30 -> 13 us, 8192 x 2048 114 -> 35 us; Q6_K 2048 x 8192
+// 162 -> 83 us. Returns false (opts unchanged) where the kernel is not such a product.
+// `lanes`: the threads the dot's lanes take (1 where its lane bound is 1).
+bool tile_split_dot(std::span<const ast::node> nodes, int global_ranges, const top_reduce& dot, int lanes,
+                    std::span<const int> asked_upcast, const gpu_traits& traits, codegen::kernel_opts& opts) {
+  const auto [m, n] = matmul_ranges(nodes, global_ranges);
+  if (m < 0 || dot.nested_bound <= 0) return false;
+  const std::int64_t bn = const_bound(nodes, n);
+  const int tile = int(asked_upcast.size()) == global_ranges && asked_upcast[std::size_t(n)] > 1 ? asked_upcast[std::size_t(n)] : 4;
+  if (bn < tile) return false;
+  std::int64_t tiles = 1;
+  for (int r = 0; r < global_ranges; ++r)
+    tiles *= r == n ? (bn + tile - 1) / tile : std::max<std::int64_t>(1, const_bound(nodes, r));
+  int group = lanes;
+  while (group * 2 <= traits.wave_lanes && group / lanes * 2 <= dot.nested_bound &&
+         tiles * group < 4 * std::int64_t(traits.busy_threads))
+    group *= 2;
+  // Blocks of 128 bytes or more (K-quant super-blocks, each 8 sub-blocks of quads) in one trip where
+  // a wave can: a thread looping over several keeps too much of a block live (Q6_K 2048 x 8192 at
+  // 2 tokens a thread: 256 VGPRs and scratch in 2 trips, 170 VGPRs in one; 254 -> 83 us; Q4_K
+  // 8192 x 2048: 46 -> 35 us).
+  std::int64_t widest = 0;
+  for (const ast::node& x : nodes)
+    if (x.o == ast::op::load) widest = std::max(widest, byte_stride(nodes, x, dot.nested_range));
+  if (widest >= 128)
+    while (group * 2 <= traits.wave_lanes && group / lanes < dot.nested_bound) group *= 2;
+  opts.upcast.assign(std::size_t(global_ranges), 1);
+  opts.upcast[std::size_t(n)] = tile;
+  opts.group_lanes = group;
+  opts.nested_lanes = group / lanes;
+  opts.reduce_unroll = 1;
+  return true;
+}
+
 }  // namespace
 
-codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits) {
+codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits,
+                                     std::span<const int> asked_upcast) {
   codegen::kernel_opts opts{{}, false};
   int group = 0;  // 0: one thread per element
   // The outputs with each symbolic bound at 1: the LLM's decode, one token (its kernels' token
@@ -187,11 +236,14 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
     // outputs of 32 or 256 values): then even a short reduce's loads are better spread over a
     // wave than chained in one thread.
     const bool short_but_idle = idle_gpu && r.iterations >= traits.wave_lanes;
-    if (!(long_reduce || short_but_idle) || !(few_outputs || (!coalesced && streams_along(nodes, r.range)))) continue;
+    // A dot whose lanes are one thread's (a full chunk's matmul: linear_kernels.hpp) streams along
+    // its block loop instead.
+    const bool streams = streams_along(nodes, r.range) || (r.nested_bound != 0 && streams_along(nodes, r.nested_range));
+    if (!(long_reduce || short_but_idle) || !(few_outputs || (!coalesced && streams))) continue;
     // As many threads as the reduce has iterations, up to a wave: a lane-hinted dot product
     // over 16 lanes (the LLM's int8 matmuls) takes 16, and the nested split below the rest.
     int lanes = traits.wave_lanes;
-    while (r.bound > 0 && lanes > 2 && lanes / 2 >= r.bound) lanes /= 2;
+    while (r.bound > 0 && lanes > 1 && lanes / 2 >= r.bound) lanes /= 2;
     // Threads that would each read only a sliver of a block (traits.min_thread_block_bytes) take
     // several of its lanes instead, and the blocks go to more of the wave.
     if (tops.size() == 1 && r.nested_bound != 0 && block_bytes > 0) {
@@ -207,6 +259,9 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
     group = group == 0 ? lanes * nested : std::min(group, lanes);
   }
   if (group <= 1) nested = 1;
+  // A split dot whose weights many outputs read (a full prompt chunk's matmul): a register tile.
+  if (group > 1 && !few_outputs && tops.size() == 1 && tops[0].nested_bound > 0 && tile_split_dot(nodes, global_ranges, tops[0], group / nested, asked_upcast, traits, opts))
+    return opts;
   // Four iterations per trip of the split reduce and of innermost loops: four loads in flight
   // per wait, the most a matvec row needs to reach memory speed in the roofline model
   // (tests/bench/gpu_roofline) without spilling.
@@ -229,8 +284,18 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
       opts.reduce_unroll *= 2;
   }
   // One work-item per output and one plain loop reduce over rows and columns: a matmul's tile.
-  if (group <= 1 && global_ranges >= 2 && tops.size() == 1 && !tops[0].lanes_hint && tops[0].nested_bound == 0)
+  if (group <= 1 && global_ranges >= 2 && tops.size() == 1 && !tops[0].lanes_hint && tops[0].nested_bound == 0) {
     choose_matmul_tile(nodes, global_ranges, traits, opts);
+    // Left at one output per work-item (too few outputs for a tile) with a reduce of symbolic
+    // length (a full chunk's weighted sum of V over the context): two work-items share each walk,
+    // 16 iterations a trip. BEAM on AMD:EMU, the 1B's chunk of 32 tokens at context 32: 18.5 ->
+    // 4.9 us modeled (one work-item unrolled 32).
+    const bool untiled = !opts.upcast.empty() && std::all_of(opts.upcast.begin(), opts.upcast.end(), [](int u) { return u == 1; });
+    if (untiled && tops[0].bound < 0) {
+      opts.group_lanes = 2;
+      opts.reduce_unroll = std::min(16, traits.max_reduce_unroll);
+    }
+  }
   return opts;
 }
 

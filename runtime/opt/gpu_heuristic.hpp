@@ -51,7 +51,11 @@ struct gpu_traits {
   int sparse_max_unroll = 16;
 };
 
-codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits);
+// asked_upcast: the register tile the kernel's author gives (ast::kernel::upcast, for CPUs); on a
+// GPU it sizes the tile of a split dot over many outputs (below: the LLM's full-chunk matmuls take
+// 4 tokens, Q6_K's 2), and is otherwise not used.
+codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits,
+                                     std::span<const int> asked_upcast = {});
 
 // Whether kernel_opts::nested_lanes can change the kernel: it has one top-level reduce, whose
 // body is directly a reduce of the same kind (the LLM's int8 matmuls). BEAM skips nested moves

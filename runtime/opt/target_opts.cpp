@@ -9,7 +9,7 @@ namespace tg::opt {
 
 codegen::kernel_opts choose_opts_for(const target_traits& target, const kernel_source& source) {
   if (target.of == target_traits::kind::gpu) {
-    if (source.group_lanes < 1) return choose_gpu_opts(source.nodes, source.global_ranges, target.gpu);
+    if (source.group_lanes < 1) return choose_gpu_opts(source.nodes, source.global_ranges, target.gpu, source.upcast);
     return gpu_schedule_of(source);  // a tuned schedule; the renderer checks it
   }
   codegen::kernel_opts opts;

@@ -22,7 +22,7 @@ gpu_space gpu_space_of(std::span<const ast::node> nodes, int global_ranges, int 
 codegen::kernel_opts normalize_gpu(const codegen::kernel_opts& opts, int global_ranges) {
   codegen::kernel_opts n;
   n.upcast = opts.upcast;
-  if (n.upcast.empty() || opts.group_lanes > 1) n.upcast.assign(std::size_t(std::max(global_ranges, 0)), 1);
+  if (n.upcast.empty()) n.upcast.assign(std::size_t(std::max(global_ranges, 0)), 1);
   n.vector_lanes = false;
   n.group_lanes = std::max(opts.group_lanes, 1);
   n.reduce_unroll = std::max(opts.reduce_unroll, 1);
@@ -35,7 +35,9 @@ std::vector<codegen::kernel_opts> gpu_neighbours(const codegen::kernel_opts& fro
   const codegen::kernel_opts base = normalize_gpu(from, ranges);
   std::vector<codegen::kernel_opts> out;
   auto add = [&](const codegen::kernel_opts& c) {
-    const codegen::kernel_opts n = normalize_gpu(c, ranges);
+    codegen::kernel_opts n = normalize_gpu(c, ranges);
+    // Threads that share an output keep a register tile only over a nested split (below).
+    if (n.group_lanes > 1 && !space.nested) n.upcast.assign(std::size_t(ranges), 1);
     if (n == base || std::find(out.begin(), out.end(), n) != out.end()) return;
     out.push_back(n);
   };
@@ -54,8 +56,9 @@ std::vector<codegen::kernel_opts> gpu_neighbours(const codegen::kernel_opts& fro
   scale(&codegen::kernel_opts::group_lanes, space.wave_lanes);
   scale(&codegen::kernel_opts::reduce_unroll, space.max_reduce_unroll);
   if (space.nested && g > 1) scale(&codegen::kernel_opts::nested_lanes, g);
-  // A register tile only where each thread has outputs of its own.
-  if (g == 1) {
+  // A register tile where each thread has outputs of its own, or where the group splits a nested
+  // block loop (a full chunk's int8 matmul: each thread's blocks feed a tile of tokens).
+  if (g == 1 || space.nested) {
     for (int r = ranges - 1; r >= 0 && r >= ranges - 2; --r) {
       const std::int64_t bound = space.bounds[std::size_t(r)];
       if (bound <= 1) continue;

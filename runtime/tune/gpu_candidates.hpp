@@ -2,8 +2,9 @@
 // GPU fields; gpu_heuristic.hpp picks the default): the threads per output halved or doubled
 // (within a wave), the reduce unroll halved or doubled (within what the renderer takes), the
 // nested lanes of a split block loop halved or doubled (where the kernel has one), and with one
-// thread per output its register tile: the upcast of the last one or two output ranges halved or
-// doubled (a divisor of the range's constant bound, at most 16 per range and 32 in all).
+// thread per output or such a nested split, the register tile: the upcast of the last one or two
+// output ranges halved or doubled (a divisor of the range's constant bound, at most 16 per range
+// and 32 in all).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -23,8 +24,8 @@ struct gpu_space {
 
 gpu_space gpu_space_of(std::span<const ast::node> nodes, int global_ranges, int wave_lanes, int max_reduce_unroll);
 
-// One form per schedule: an explicit upcast per output range (all 1 while threads share an
-// output), nested lanes 1 without a split, and the CPU's settings (vector lanes, panels, ISA) cleared.
+// One form per schedule: an explicit upcast per output range (all 1 where none was given), nested
+// lanes 1 without a split, and the CPU's settings (vector lanes, panels, ISA) cleared.
 codegen::kernel_opts normalize_gpu(const codegen::kernel_opts& opts, int global_ranges);
 
 // The neighbours of `from` (normalized, `from` itself excluded).

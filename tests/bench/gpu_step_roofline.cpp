@@ -15,6 +15,8 @@
 //   TG_STEP_SHAPES=all build/tests/bench/gpu_step_roofline   the 8B ones too (minutes to interpret)
 //   TG_BEAM=2 TG_CACHE=/tmp/t.db build/tests/bench/gpu_step_roofline   each kernel BEAM-searched
 //       (by the same model) before it counts; a second run with that TG_CACHE reads the cache
+//   TG_STEP_TOKENS=32 build/tests/bench/gpu_step_roofline   a prompt's first chunk of 32 tokens
+//       (the prefill kernels) instead of a decode step; its rate is the chunk's tokens per second
 #include <tg/device.hpp>
 
 #include <algorithm>
@@ -59,6 +61,11 @@ fs::path two_layer_model(const fs::path& dir, const tg::synth::model_preset& pre
 // One kernel's share of the token.
 struct kernel_cost {
   double seconds = 0, bytes = 0, dispatches = 0;
+  double memory = 0, issue = 0, latency = 0;  // the model's terms, summed like seconds
+  const char* bound() const {
+    if (latency > memory && latency > issue) return "latency";
+    return memory >= issue ? "memory" : "issue";
+  }
 };
 
 }  // namespace
@@ -67,7 +74,13 @@ int main(int argc, char** argv) {
   const char* which = std::getenv("TG_STEP_SHAPES");
   const bool all = which != nullptr && std::string(which) == "all";
   const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::path("models");
-  tg::bench::print_preamble("one whole decode step of the LLM, every kernel.");
+  // 1: a decode step at position `context`; more: a prompt's first chunk of that many tokens.
+  const char* tokens_env = std::getenv("TG_STEP_TOKENS");
+  const std::int64_t step_tokens = tokens_env != nullptr ? std::max(1L, std::atol(tokens_env)) : 1;
+  const bool prefill = step_tokens > 1;
+  tg::bench::print_preamble(prefill ? "one whole prefill chunk of the LLM, every kernel."
+                                    : "one whole decode step of the LLM, every kernel.");
+  if (prefill) std::printf("prefill: a prompt's first chunk of %lld tokens\n\n", (long long)step_tokens);
   std::vector<const char*> presets{"llama3.2-1b"};
   if (all) presets.push_back("llama3.1-8b");
   std::vector<std::string> summary;
@@ -87,18 +100,21 @@ int main(int argc, char** argv) {
       for (const auto& [device_name, card] : {std::pair{"AMD:EMU:gfx11:vram=2G", &tg::emu::shader::rx_7900_xtx},
                                                std::pair{"AMD:EMU:gfx1201:vram=2G", &tg::emu::shader::rx_9070_xt}}) {
         roofline_gpu g(device_name, *card);
-        tg::model::transformer m(g.dev, file, {.max_context = context + 8, .chunk_size = 16});
+        tg::model::transformer m(g.dev, file, {.max_context = std::max(context, step_tokens) + 8,
+                                                .chunk_size = std::max(context, step_tokens)});
         // Under TG_BEAM a kernel is searched at its first launch, with that launch's variables:
-        // one decode step first, so the decode kernels are tuned for one token (the prompt's
-        // chunk then rewrites the cache from position 0).
-        if (const char* beam = std::getenv("TG_BEAM"); beam != nullptr && std::string(beam) != "0") {
-          const std::int32_t first = 300;
-          (void)m.forward(std::span(&first, 1), 0, tg::model::head::last);
+        // one step first, so the kernels are tuned for the step counted (for decode, one token; the
+        // prompt's chunk then rewrites the cache from position 0).
+        std::vector<std::int32_t> step;
+        for (std::int64_t i = 0; i < step_tokens; ++i) step.push_back(std::int32_t(400 + i));
+        if (const char* beam = std::getenv("TG_BEAM"); beam != nullptr && std::string(beam) != "0")
+          (void)m.forward(step, 0, tg::model::head::last);
+        if (!prefill) {
+          std::vector<std::int32_t> prompt;
+          for (int i = 0; i < 16; ++i) prompt.push_back(300 + i);
+          (void)m.forward(prompt, 0, tg::model::head::none);  // the cache up to the modeled context
         }
-        std::vector<std::int32_t> prompt;
-        for (int i = 0; i < 16; ++i) prompt.push_back(300 + i);
-        (void)m.forward(prompt, 0, tg::model::head::none);  // the cache up to the modeled context
-        // One decode step, each launch's dispatch (if it has one) paired with its kernel and layer.
+        // One step, each launch's dispatch (if it has one) paired with its kernel and layer.
         std::map<std::string, kernel_cost> costs;
         std::size_t seen = 0;
         // The prompt's dispatches may still be running: done before the step's are counted (they
@@ -114,12 +130,12 @@ int main(int argc, char** argv) {
             if (layer < 0 && kernel.rfind(head_prefix, 0) == 0) weight = head_scale;
             kernel_cost& c = costs[kernel];
             c.seconds += md.total_s * weight;
+            c.memory += md.memory_s * weight, c.issue += md.issue_s * weight, c.latency += md.latency_s * weight;
             c.bytes += double(g.seen[seen].global_lines) * tg::bench::line_bytes * weight;
             c.dispatches += weight;
           }
         });
-        const std::int32_t next = 400;
-        (void)m.forward(std::span(&next, 1), context, tg::model::head::last);
+        (void)m.forward(step, prefill ? 0 : context, tg::model::head::last);
         m.set_launch_observer({});
         m.set_profiling(false);
         // The table: kernels by modeled time, then the token.
@@ -129,21 +145,24 @@ int main(int argc, char** argv) {
         for (const auto& [kernel, c] : rows) total += c.seconds, bytes += c.bytes, dispatches += c.dispatches;
         const std::string label = std::string(name) + " " + std::string(tg::synth::weight_format_name(format));
         std::printf("%s on %s (modeled from %s):\n", label.c_str(), card->name, device_name);
-        std::printf("  %-44s %10s %6s %10s %9s %6s\n", "kernel", "us/token", "share", "MB/token", "disp.", "BW");
+        const char* per = prefill ? "chunk" : "token";
+        std::printf("  %-44s %8s/%-5s %6s %7s/%-5s %9s %6s %8s\n", "kernel", "us", per, "share", "MB", per, "disp.", "BW",
+                    "bound");
         for (const auto& [kernel, c] : rows)
-          std::printf("  %-44s %10.1f %5.1f%% %10.2f %9.0f %5.1f%%\n", kernel.c_str(), c.seconds * 1e6, 100 * c.seconds / total,
-                      c.bytes / 1e6, c.dispatches, 100 * c.bytes / c.seconds / card->bytes_per_second);
+          std::printf("  %-44s %14.1f %5.1f%% %13.2f %9.0f %5.1f%% %8s\n", kernel.c_str(), c.seconds * 1e6,
+                      100 * c.seconds / total, c.bytes / 1e6, c.dispatches, 100 * c.bytes / c.seconds / card->bytes_per_second,
+                      c.bound());
         char line[300];
         std::snprintf(line, sizeof line,
-                      "%-22s %-12s %8.0f us/token = %6.1f tok/s, %8.1f MB, %5.0f dispatches, %5.1f%% of %.0f GB/s",
-                      label.c_str(), card->name, total * 1e6, 1.0 / total, bytes / 1e6, dispatches,
+                      "%-22s %-12s %8.0f us/%s = %7.1f tok/s, %8.1f MB, %5.0f dispatches, %5.1f%% of %.0f GB/s",
+                      label.c_str(), card->name, total * 1e6, per, double(step_tokens) / total, bytes / 1e6, dispatches,
                       100 * bytes / total / card->bytes_per_second, card->bytes_per_second / 1e9);
-        std::printf("  token: %s\n\n", line);
+        std::printf("  %s: %s\n\n", per, line);
         summary.push_back(line);
       }
     }
   }
-  std::printf("per token (modeled):\n");
+  std::printf("per %s (modeled):\n", prefill ? "chunk" : "token");
   for (const std::string& line : summary) std::printf("%s\n", line.c_str());
   return 0;
 }

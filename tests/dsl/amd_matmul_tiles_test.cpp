@@ -127,6 +127,22 @@ struct tile_schedule {
 // unroll the reduce does not divide.
 constexpr tile_schedule tile_schedules[] = {{1, 1, 32}, {2, 2, 16}, {4, 4, 8}, {4, 2, 3}, {3, 4, 4}};
 
+namespace {
+
+// out[t][d] = sum over c < n (variable 0) of p[t][c] * v[c][d], 256 x 256 outputs: attention's
+// weighted sum of V over a context of run-time length.
+tg::ast::kernel weighted_sum_kernel() {
+  tg::kernel_builder kb;
+  auto t = kb.output_range(256);
+  auto d = kb.output_range(256);
+  auto n = kb.variable(0);
+  auto c = kb.reduce_range(n);
+  kb.store(0, t * 256 + d, kb.sum(kb.load<float>(1, t * n + c) * kb.load<float>(2, c * 256 + d), c));
+  return kb.finish();
+}
+
+}  // namespace
+
 TEST_CASE("matmuls in register tiles, dividing the output or not, match plain C++") {
   struct shape {
     std::int64_t m, k, n;
@@ -251,6 +267,28 @@ TEST_CASE("DSL matmuls with the default GPU opts agree with the CPU") {
 // The heuristic tiles a matmul (grown while enough work-items remain to fill the GPU, with the
 // reduce unrolled to about 64 loaded elements per trip), and leaves a matvec's group of lanes, an
 // int8 matmul's nested lanes and an elementwise kernel's one thread per element as they were.
+TEST_CASE("a weighted sum over a symbolic length, two work-items sharing each walk, matches plain C++") {
+  const tg::ast::kernel k = weighted_sum_kernel();
+  tg::opt::gpu_traits amd;
+  amd.max_reduce_unroll = 32;
+  const tg::codegen::kernel_opts opts = tg::opt::choose_gpu_opts(k.nodes, k.global_ranges, amd);
+  REQUIRE(opts.group_lanes == 2);
+  for (const std::int64_t length : {1, 37, 64}) {  // shorter than a trip, ragged, whole trips
+    CAPTURE(length);
+    const std::vector<float> p = tg::test::random_floats(std::size_t(256 * length), 3),
+                             v = tg::test::random_floats(std::size_t(length * 256), 4);
+    std::vector<float> want(256 * 256, 0.0f);
+    for (int t = 0; t < 256; ++t)
+      for (int d = 0; d < 256; ++d)
+        for (std::int64_t c = 0; c < length; ++c) want[std::size_t(t * 256 + d)] += p[std::size_t(t * length + c)] * v[std::size_t(c * 256 + d)];
+    for (const gpu& g : gpus) {
+      CAPTURE(g.device);
+      const std::vector<float> got = run_tiled(g, k, opts, want.size(), {bytes_of(p), bytes_of(v)}, {length});
+      for (std::size_t i = 0; i < want.size(); ++i) REQUIRE(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
+    }
+  }
+}
+
 TEST_CASE("the GPU heuristic gives a matmul a register tile and leaves other kernels alone") {
   tg::opt::gpu_traits amd;
   amd.max_reduce_unroll = 32;  // as drivers/amd/am_backend_compile.cpp sets it
@@ -277,6 +315,13 @@ TEST_CASE("the GPU heuristic gives a matmul a register tile and leaves other ker
     // a renderer that takes at most 16 iterations per trip (the default traits) gets 16
     const tg::ast::kernel k = matmul_kernel(0, 256, 256, 256, tg::dtype::float32, 256);
     CHECK(tg::opt::choose_gpu_opts(k.nodes, k.global_ranges, {}).reduce_unroll == 16);
+  }
+  {  // a weighted sum over a symbolic length (a full chunk's attention, P.V over the context): no tile
+     // (65536 outputs), so two work-items share each walk
+    const tg::codegen::kernel_opts o = opts_of(weighted_sum_kernel());
+    CHECK(o.upcast == std::vector<int>{1, 1});
+    CHECK(o.group_lanes == 2);
+    CHECK(o.reduce_unroll == 16);
   }
   {  // symbolic rows: left as before until a binding specializes them
     const tg::codegen::kernel_opts o = opts_of(matmul_kernel(0, -1, 64, 1024, tg::dtype::float32, 1024));

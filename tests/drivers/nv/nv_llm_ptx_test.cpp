@@ -1,4 +1,4 @@
-// nv_llm_ptx_test.cpp: every kernel of the LLM's forward pass (prefill chunk, decode steps through
+// nv_llm_ptx_test.cpp: every kernel of the LLM's forward pass (prefill chunks, full and not, decode steps through
 // their graph, the output head) for the F32, Q8_0 and Q4_K_M fixtures compiles to PTX that the
 // NV device hands to the driver's loader, on the stand-in driver (fake_libcuda.cpp), which refuses
 // PTX without an entry or calling an external function as the real JIT would. Nothing runs: this
@@ -31,19 +31,22 @@ TEST_CASE("the LLM's kernels for F32, Q8_0 and Q4_K_M compile to PTX the NV devi
   for (const char* model : {"tiny-llama-f32", "tiny-llama-q8_0", "tiny-llama-q4_k_m"}) {
     CAPTURE(std::string(model));
     auto file = tg::gguf::file::open(tg::test::fixture(std::string("models/") + model + ".gguf"));
-    tg::model::transformer m(dev, file, {.max_context = 64, .chunk_size = 16});
+    // A full chunk of 8 (its kernels fixed to 8 tokens), a chunk of 4 (the any-length ones), then
+    // decode steps.
+    tg::model::transformer m(dev, file, {.max_context = 64, .chunk_size = 8});
     const int before = module_loads();
-    const std::vector<std::int32_t> prompt = {1, 450, 4996, 17354, 1701, 432, 17204, 975};
-    (void)m.forward(prompt, 0, tg::model::head::all);
+    const std::vector<std::int32_t> prompt = {1, 450, 4996, 17354, 1701, 432, 17204, 975, 278, 17366, 11203, 29889};
+    (void)m.forward(std::span(prompt).first(8), 0, tg::model::head::all);
+    (void)m.forward(std::span(prompt).subspan(8), 8, tg::model::head::all);
     std::int32_t next = 1;
-    for (int pos = 8; pos < 11; ++pos) (void)m.forward(std::span(&next, 1), pos);
-    MESSAGE(model, ": ", module_loads() - before, " kernels loaded as PTX");
+    for (int pos = 12; pos < 15; ++pos) (void)m.forward(std::span(&next, 1), pos);
+    MESSAGE(std::string(model) << ": " << module_loads() - before << " kernels loaded as PTX");
     CHECK(module_loads() - before > 10);
     // -v's profile on NV: each launch timed by its pair of CUDA events, read after the step. The
     // stand-in answers 2.5 ms for every pair, so each kernel's time is its launches x 2.5 ms, and
     // a matmul's line gives its weights' rate.
     m.set_profiling(true);
-    (void)m.forward(std::span(&next, 1), 11);
+    (void)m.forward(std::span(&next, 1), 15);
     const std::string report = m.profile_report();
     CAPTURE(report);
     std::istringstream lines(report);

@@ -132,3 +132,54 @@ TEST_CASE("every GPU schedule BEAM may try first for a decode matmul computes wh
     MESSAGE(tg::gguf::tensor_type_name(type) << ": " << schedules.size() << " schedules");
   }
 }
+
+TEST_CASE("a full chunk's matmuls take a register tile of tokens on GPUs, and every schedule near it matches the CPU") {
+  // 512 rows x 32 tokens: outputs enough to fill the GPU, so the heuristic tiles the tokens
+  // (runtime/opt/gpu_heuristic.cpp: tile_split_dot) and each work-item takes whole blocks.
+  const std::int64_t N = 512, K = 1024, T = 32;
+  tg::device cpu("CPU"), gfx11("AMD:EMU:gfx11");
+  const std::vector<float> x = random_values(std::size_t(K * T), 11);
+  const auto& traits = dynamic_cast<tg::amd::am_backend&>(gfx11.impl()).kernel_traits().gpu;
+  const tg::opt::target_traits target{.of = tg::opt::target_traits::kind::gpu, .gpu = traits};
+  for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_k, tensor_type::q6_k}) {
+    CAPTURE(std::string(tg::gguf::tensor_type_name(type)));
+    const std::vector<std::byte> bytes = random_rows(type, N, K);
+    // The CPU's decode matmul, a token at a time.
+    std::vector<float> want;
+    const model::weight on_cpu = upload(cpu, type, N, K, bytes);
+    for (std::int64_t t = 0; t < T; ++t) {
+      const std::vector<float> row = tg::test::decode_matvec(
+          cpu, on_cpu, std::vector<float>(x.begin() + std::ptrdiff_t(t * K), x.begin() + std::ptrdiff_t((t + 1) * K)));
+      want.insert(want.end(), row.begin(), row.end());
+    }
+    double scale = 0;
+    for (float v : want) scale = std::max(scale, double(std::fabs(v)));
+    const tg::test::chunk_matmul_setup chunk = tg::test::prepare_chunk_matmul(gfx11, upload(gfx11, type, N, K, bytes), x, T);
+    const tg::kernel_source source{chunk.kernel.nodes, chunk.kernel.global_ranges, "chunk", chunk.kernel.upcast,
+                                   chunk.kernel.vector_lanes};
+    const auto first = tg::tune::normalize_gpu(tg::opt::choose_opts_for(target, source), source.global_ranges);
+    // The default: 4 tokens a work-item (Q6_K 2: linear_kernels.cpp), the block loop split alone, no unroll.
+    CHECK(first.upcast == std::vector<int>{1, type == tensor_type::q6_k ? 2 : 4, 1});
+    CHECK(first.nested_lanes == first.group_lanes);
+    CHECK(first.group_lanes > 1);
+    CHECK(first.reduce_unroll == 1);
+    std::vector<tg::codegen::kernel_opts> schedules{first};
+    const tg::tune::gpu_space space =
+        tg::tune::gpu_space_of(source.nodes, source.global_ranges, traits.wave_lanes, traits.max_reduce_unroll);
+    for (const auto& c : tg::tune::gpu_neighbours(first, space)) schedules.push_back(c);
+    // BEAM may move the tile (runtime/tune/gpu_candidates.hpp): half and twice as many tokens.
+    CHECK(std::count_if(schedules.begin(), schedules.end(), [&](const auto& o) { return o.upcast[1] != first.upcast[1]; }) == 2);
+    std::vector<void*> buffers;
+    for (const tg::buffer& b : chunk.slots) buffers.push_back(b.data());
+    for (const auto& opts : schedules) {
+      CAPTURE(tg::tune::to_text(opts));
+      gfx11.impl().compile(tg::tune::source_with(source, opts))->launch(buffers, tg::test::chunk_matmul_vars(T));
+      std::vector<float> got(want.size());
+      chunk.slots[0].copy_out(got.data(), got.size() * 4);
+      double worst = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, double(std::fabs(got[i] - want[i])));
+      CHECK(worst <= 1e-4 * scale);
+    }
+    MESSAGE(tg::gguf::tensor_type_name(type) << ": " << schedules.size() << " schedules, default " << tg::tune::to_text(first));
+  }
+}

@@ -1,6 +1,7 @@
 // decode_matvec.hpp: one token through the LLM's decode matmul (linear_kernels.hpp's
 // matmul_kernel) on a device, with the activation rounding it takes for 8-bit-activation types,
-// as the forward pass launches them: for tests and benches that run it on several devices.
+// as the forward pass launches them, and a full chunk's matmul on a GPU likewise: for tests and
+// benches that run them on several devices.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -60,6 +61,35 @@ inline std::vector<float> decode_matvec(tg::device& dev, const model::weight& w,
   std::vector<float> got(static_cast<std::size_t>(w.rows));
   setup.slots[0].copy_out(got.data(), got.size() * 4);
   return got;
+}
+
+// A full prompt chunk's matmul on `dev` (linear_kernels.hpp: matmul_prefill_kernel with its token
+// count fixed at T, in the GPU form), T tokens' activations `x` rounded to int8 there first: its
+// kernel and slots (slot 0 the T x rows output), launched with chunk_matmul_vars(T).
+struct chunk_matmul_setup {
+  tg::ast::kernel kernel;
+  std::vector<tg::buffer> slots;
+};
+inline model::launch_values chunk_matmul_vars(std::int64_t T) { return {T, 0, 1, 0}; }
+
+inline chunk_matmul_setup prepare_chunk_matmul(tg::device& dev, const model::weight& w, const std::vector<float>& x,
+                                               std::int64_t T) {
+  const std::int64_t K = w.cols, N = w.rows, block = model::activation_block_for(w);
+  const model::launch_values vars = chunk_matmul_vars(T);
+  tg::buffer xb = dev.allocate(x.size() * 4), out = dev.allocate(std::size_t(N * T) * 4);
+  tg::buffer xq = dev.allocate(std::size_t(K * T)), xs = dev.allocate(std::size_t(K / block * T) * 4);
+  tg::buffer xsum = dev.allocate(std::size_t(K / model::activation_block * T) * 4);
+  xb.copy_in(x.data(), x.size() * 4);
+  dev.launch(model::activation_scale_kernel(K, model::var_tokens, -1, block), std::vector<tg::buffer>{xs, xb}, vars);
+  dev.launch(model::activation_quant_kernel(K, model::var_tokens, -1, block, true), std::vector<tg::buffer>{xq, xb, xs}, vars);
+  if (model::uses_activation_sums(w)) {
+    std::vector<tg::buffer> sum_slots{xsum, xq};
+    if (block == model::activation_block) sum_slots.push_back(xs);
+    dev.launch(model::activation_sum_kernel(K, model::var_tokens, block, true), sum_slots, vars);
+  }
+  chunk_matmul_setup c{model::matmul_prefill_kernel(w, {}, model::matmul_form::gpu, T), {out, w.data, xq, out, out, xs, xsum}};
+  c.slots.resize(std::size_t(c.kernel.slot_count));
+  return c;
 }
 
 }  // namespace tg::test

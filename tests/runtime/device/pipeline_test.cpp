@@ -147,3 +147,15 @@ TEST_CASE("a backend without the slots compiles nothing, and says so") {
   no_compiler_backend b;
   CHECK_THROWS_WITH_AS(b.compile(source_of()), "device 'NOCOMPILE' compiles no kernels", tg::usage_error);
 }
+
+TEST_CASE("kernel names give each range's bound, a run of four or more equal ones as one") {
+  tg::kernel_builder kb;
+  auto i = kb.output_range(8);
+  auto t = kb.output_range(kb.variable(0));
+  auto a = kb.reduce_range(4), b = kb.reduce_range(4), c = kb.reduce_range(4), d = kb.reduce_range(4);
+  auto e = kb.reduce_range(2), f = kb.reduce_range(2);
+  auto x = kb.load<float>(1, t * 2048 + i * 256 + a * 64 + b * 16 + c * 4 + d + e * 0 + f * 0);
+  kb.store(0, t * 8 + i, kb.sum(kb.sum(kb.sum(kb.sum(kb.sum(kb.sum(x, f), e), d), c), b), a));
+  const tg::ast::kernel k = kb.finish();
+  CHECK(tg::kernel_name(k.nodes, k.global_ranges) == "r_8_n_4x4_2_2");
+}

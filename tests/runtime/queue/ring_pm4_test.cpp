@@ -4,6 +4,7 @@
 // may run across the ring end) and AM_GFX.setup_ring (pointer page: wptr at +56, rptr at +128).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -98,12 +99,17 @@ TEST_CASE("the engine's read pointer is understood wrapped or unwrapped") {
 
 TEST_CASE("a pm4 ring waits for the read pointer instead of overwriting unconsumed commands") {
   queue_rig rig(256);
-  ring_pm4 ring(rig.config());
+  // The engine moves once the ring waits for room (its wait hook has run), not after a guessed
+  // time: under load the submit below could start later than any fixed sleep.
+  std::atomic<bool> waiting{false};
+  ring_config config = rig.config();
+  config.on_wait = [&] { waiting = true; };
+  ring_pm4 ring(config);
   ring.submit({counting(500, 63)});  // full: one dword stays free
   CHECK(ring.in_flight() == ring.capacity_units());
   bool untouched = false;
   std::thread engine([&] {
-    std::this_thread::sleep_for(50ms);
+    while (!waiting) std::this_thread::sleep_for(1ms);
     // Nothing written over dwords the engine has not read: 63 free one, 0..8 still the old ones.
     untouched = rig.ring_dword(0) == 500 && rig.ring_dword(8) == 508 && rig.wptr() == 63;
     rig.consume_to(10);

@@ -5,6 +5,7 @@
 // NOP, so the zeroed tail must read back as zeros (the test arena starts as 0xCD bytes).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -115,12 +116,17 @@ TEST_CASE("place_sdma reports the tail, the zeroed bytes and what put advances b
 
 TEST_CASE("an sdma ring waits for room for the packets and the zeroed tail") {
   queue_rig rig(256);
-  ring_sdma ring(rig.config("sdma0"));
+  // The engine moves once the ring waits for room (its wait hook has run), not after a guessed
+  // time: under load the submit below could start later than any fixed sleep.
+  std::atomic<bool> waiting{false};
+  ring_config config = rig.config("sdma0");
+  config.on_wait = [&] { waiting = true; };
+  ring_sdma ring(config);
   advance_to_200(ring, rig);
   rig.consume_to(0);  // pretend the engine has read nothing: 200 of 252 bytes in flight, 72 needed
   bool waited_untouched = false;
   std::thread engine([&] {
-    std::this_thread::sleep_for(50ms);
+    while (!waiting) std::this_thread::sleep_for(1ms);
     waited_untouched = rig.ring_dword(0) == 0 && rig.ring_dword(50) == untouched;
     rig.consume_to(100);
   });

@@ -1,0 +1,133 @@
+// gpu_prefill_sweep.cpp: the LLM's full-chunk prefill matmul (llm/model/linear_kernels.hpp:
+// matmul_prefill_kernel with its token count fixed, the kernel a prompt's full chunks take on a
+// GPU) on the emulated gfx1100, modeled as an RX 7900 XTX (drivers/emu/shader/modeled_cost.hpp),
+// with the GPU heuristic's default opts and with other schedules, each checked against the
+// default's output. Prints each schedule's modeled time, its bound, and its share of the card's
+// bandwidth: where the heuristic's rule for many-token matmuls should point. A MODEL, not a
+// measurement.
+//
+//   build/tests/bench/gpu_prefill_sweep [TYPE ROWS COLS TOKENS] ["opts" ...]
+//       TYPE q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k (default q8_0 2048 2048 32); opts as the tuning cache writes them
+//       (runtime/tune/opts_text.hpp), e.g. "upcast=1,4,1 lanes=0 group=16 unroll=8 nested=16";
+//       without opts, a grid of threads per output x nested lanes x unroll x token tile.
+#include <tg/device.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "drivers/amd/am_backend.hpp"
+#include "llm/gguf/tensor_type.hpp"
+#include "llm/model/linear_kernels.hpp"
+#include "runtime/opt/gpu_heuristic.hpp"
+#include "runtime/opt/target_opts.hpp"
+#include "runtime/tune/candidate_runner.hpp"
+#include "runtime/tune/gpu_candidates.hpp"
+#include "runtime/tune/opts_text.hpp"
+#include "tests/bench/gpu_roofline_rig.hpp"
+#include "tests/llm/model/decode_matvec.hpp"
+
+namespace {
+
+using tg::gguf::tensor_type;
+namespace model = tg::model;
+
+tensor_type type_named(const std::string& name) {
+  for (tensor_type t : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q4_1, tensor_type::q5_0, tensor_type::q5_1,
+                        tensor_type::q4_k, tensor_type::q5_k, tensor_type::q6_k}) {
+    std::string n(tg::gguf::tensor_type_name(t));
+    for (char& c : n) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (n == name) return t;
+  }
+  std::fprintf(stderr, "gpu_prefill_sweep: no int8 type '%s' (q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k)\n", name.c_str());
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string type_name = argc > 4 ? argv[1] : "q8_0";
+  const tensor_type type = type_named(type_name);
+  const std::int64_t N = argc > 4 ? std::atol(argv[2]) : 2048, K = argc > 4 ? std::atol(argv[3]) : 2048;
+  const std::int64_t T = argc > 4 ? std::atol(argv[4]) : 32;
+  std::vector<std::string> asked;
+  for (int i = argc > 4 ? 5 : 1; i < argc; ++i) asked.emplace_back(argv[i]);
+
+  tg::bench::roofline_gpu g("AMD:EMU:gfx11:vram=2G", tg::emu::shader::rx_7900_xtx);
+  const std::vector<std::byte> bytes = tg::bench::quantized_rows(type, N, K);
+  model::weight w{"w", type, N, K, std::int64_t(tg::gguf::row_size_bytes(type, std::size_t(K))), g.dev.allocate(bytes.size())};
+  w.data.copy_in(bytes.data(), bytes.size());
+  const model::launch_values vars = tg::test::chunk_matmul_vars(T);
+  const tg::test::chunk_matmul_setup chunk =
+      tg::test::prepare_chunk_matmul(g.dev, w, tg::bench::random_floats(std::size_t(K * T), 7), T);
+  const tg::ast::kernel& kernel = chunk.kernel;
+  const tg::buffer& out = chunk.slots[0];
+  std::vector<void*> pointers;
+  for (const tg::buffer& b : chunk.slots) pointers.push_back(b.data());
+  const tg::kernel_source source{kernel.nodes, kernel.global_ranges, "prefill", kernel.upcast, kernel.vector_lanes};
+  const auto& traits = dynamic_cast<tg::amd::am_backend&>(g.dev.impl()).kernel_traits().gpu;
+  const tg::codegen::kernel_opts first =
+      tg::tune::normalize_gpu(tg::opt::choose_opts_for({.of = tg::opt::target_traits::kind::gpu, .gpu = traits}, source),
+                              source.global_ranges);
+
+  std::vector<tg::codegen::kernel_opts> schedules{first};
+  for (const std::string& text : asked) {
+    auto parsed = tg::tune::parse_opts(text);
+    if (!parsed) {
+      std::fprintf(stderr, "gpu_prefill_sweep: cannot read opts '%s'\n", text.c_str());
+      return 2;
+    }
+    schedules.push_back(*parsed);
+  }
+  if (asked.empty()) {
+    const std::int64_t blocks = K / (tg::gguf::traits_of(type).block_elems);
+    for (int tile : {1, 2, 4, 8})
+      for (int group : {1, 2, 4, 8, 16, 32})
+        for (int nested = 1; nested <= group; nested *= 2)
+          for (int unroll : {1, 2, 4, 8, 16}) {
+            if (group > 1 && nested < group / 8) continue;   // fewer than 8 lanes of a block's quads unsplit
+            if (nested > blocks || std::int64_t(unroll) * nested > 2 * blocks) continue;
+            tg::codegen::kernel_opts o{{1, tile, 1}, false};
+            o.group_lanes = group, o.nested_lanes = nested, o.reduce_unroll = unroll;
+            schedules.push_back(o);
+          }
+  }
+  std::printf("%s %lld x %lld, %lld tokens (the full-chunk prefill matmul), RX 7900 XTX modeled from gfx1100\n",
+              type_name.c_str(), (long long)N, (long long)K, (long long)T);
+  std::printf("%-58s %10s %8s %6s %9s %9s %9s\n", "opts", "model us", "bound", "BW", "mem us", "issue us", "lat us");
+  std::vector<float> want;
+  for (std::size_t i = 0; i < schedules.size(); ++i) {
+    const auto& opts = schedules[i];
+    std::vector<float> got(std::size_t(N * T));
+    try {
+      auto program = g.dev.impl().compile(tg::tune::source_with(source, opts));
+      g.seen.clear();
+      program->launch(pointers, vars);
+      g.dev.synchronize();
+      out.copy_out(got.data(), got.size() * 4);
+    } catch (const std::exception& e) {
+      std::printf("%-58s failed: %s\n", tg::tune::to_text(opts).c_str(), e.what());
+      continue;
+    }
+    if (i == 0) want = got;
+    double scale = 0, worst = 0;
+    for (std::size_t j = 0; j < want.size(); ++j) {
+      scale = std::max(scale, double(std::fabs(want[j])));
+      worst = std::max(worst, double(std::fabs(got[j] - want[j])));
+    }
+    std::lock_guard lock(g.mutex);
+    if (g.seen.size() != 1 || !(worst <= 1e-4 * scale)) {
+      std::printf("%-58s wrong (%zu dispatches, error %.2e of %.2e)\n", tg::tune::to_text(opts).c_str(), g.seen.size(), worst, scale);
+      continue;
+    }
+    const auto m = tg::bench::model(g.card, g.seen[0]);
+    std::printf("%-58s %10.2f %8s %5.1f%% %9.2f %9.2f %9.2f%s\n", tg::tune::to_text(opts).c_str(), m.total_s * 1e6, m.bound(),
+                100 * m.bandwidth_share(), m.memory_s * 1e6, m.issue_s * 1e6, m.latency_s * 1e6, i == 0 ? "  (default)" : "");
+    std::fflush(stdout);
+  }
+  return 0;
+}
