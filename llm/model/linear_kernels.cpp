@@ -151,7 +151,9 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
     }
     // Halves under one scale (the same node: the AST is hash-consed; or none, scaled
     // already) are summed first; under two (Q6_K's 16-value sub-blocks) each is scaled on its own.
-    if (dots.size() > 1 && std::all_of(dots.begin(), dots.end(), [&](const auto& d) { return d.second.id == dots[0].second.id; })) {
+    const bool one_scale =
+        std::all_of(dots.begin(), dots.end(), [&](const auto& d) { return d.second.id == dots[0].second.id; });
+    if (dots.size() > 1 && one_scale) {
       kvalue all = dots[0].first;
       for (std::size_t i = 1; i < dots.size(); ++i) all = all + dots[i].first;
       dots = {{all, dots[0].second}};
@@ -243,7 +245,8 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
 ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue, matmul_form form, std::int64_t tokens) {
   if (tokens < 0 || tokens % prefill_token_lanes != 0)
-    throw usage_error(str("matmul_prefill_kernel: ", tokens, " tokens; give 0 (any) or a multiple of ", prefill_token_lanes));
+    throw usage_error(
+        str("matmul_prefill_kernel: ", tokens, " tokens; give 0 (any) or a multiple of ", prefill_token_lanes));
   if (tokens > 0 && form != matmul_form::gpu)
     throw usage_error("matmul_prefill_kernel: a fixed token count is for GPUs (matmul_form::gpu)");
   if (w.tile_rows > 0) return tiled_matmul_kernel(w, epilogue);

@@ -176,7 +176,8 @@ bool tile_split_dot(std::span<const ast::node> nodes, int global_ranges, const t
   const auto [m, n] = matmul_ranges(nodes, global_ranges);
   if (m < 0 || dot.nested_bound <= 0) return false;
   const std::int64_t bn = const_bound(nodes, n);
-  const int tile = int(asked_upcast.size()) == global_ranges && asked_upcast[std::size_t(n)] > 1 ? asked_upcast[std::size_t(n)] : 4;
+  const bool asked = int(asked_upcast.size()) == global_ranges && asked_upcast[std::size_t(n)] > 1;
+  const int tile = asked ? asked_upcast[std::size_t(n)] : 4;
   if (bn < tile) return false;
   std::int64_t tiles = 1;
   for (int r = 0; r < global_ranges; ++r)
@@ -260,7 +261,8 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   }
   if (group <= 1) nested = 1;
   // A split dot whose weights many outputs read (a full prompt chunk's matmul): a register tile.
-  if (group > 1 && !few_outputs && tops.size() == 1 && tops[0].nested_bound > 0 && tile_split_dot(nodes, global_ranges, tops[0], group / nested, asked_upcast, traits, opts))
+  if (group > 1 && !few_outputs && tops.size() == 1 && tops[0].nested_bound > 0 &&
+      tile_split_dot(nodes, global_ranges, tops[0], group / nested, asked_upcast, traits, opts))
     return opts;
   // Four iterations per trip of the split reduce and of innermost loops: four loads in flight
   // per wait, the most a matvec row needs to reach memory speed in the roofline model
@@ -290,7 +292,8 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
     // length (a full chunk's weighted sum of V over the context): two work-items share each walk,
     // 16 iterations a trip. BEAM on AMD:EMU, the 1B's chunk of 32 tokens at context 32: 18.5 ->
     // 4.9 us modeled (one work-item unrolled 32).
-    const bool untiled = !opts.upcast.empty() && std::all_of(opts.upcast.begin(), opts.upcast.end(), [](int u) { return u == 1; });
+    const bool untiled =
+        !opts.upcast.empty() && std::all_of(opts.upcast.begin(), opts.upcast.end(), [](int u) { return u == 1; });
     if (untiled && tops[0].bound < 0) {
       opts.group_lanes = 2;
       opts.reduce_unroll = std::min(16, traits.max_reduce_unroll);

@@ -280,7 +280,8 @@ TEST_CASE("a weighted sum over a symbolic length, two work-items sharing each wa
     std::vector<float> want(256 * 256, 0.0f);
     for (int t = 0; t < 256; ++t)
       for (int d = 0; d < 256; ++d)
-        for (std::int64_t c = 0; c < length; ++c) want[std::size_t(t * 256 + d)] += p[std::size_t(t * length + c)] * v[std::size_t(c * 256 + d)];
+        for (std::int64_t c = 0; c < length; ++c)
+          want[std::size_t(t * 256 + d)] += p[std::size_t(t * length + c)] * v[std::size_t(c * 256 + d)];
     for (const gpu& g : gpus) {
       CAPTURE(g.device);
       const std::vector<float> got = run_tiled(g, k, opts, want.size(), {bytes_of(p), bytes_of(v)}, {length});
