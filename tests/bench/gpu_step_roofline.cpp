@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
       for (const auto& [device_name, card] : {std::pair{"AMD:EMU:gfx11:vram=2G", &tg::emu::shader::rx_7900_xtx},
                                                std::pair{"AMD:EMU:gfx1201:vram=2G", &tg::emu::shader::rx_9070_xt}}) {
         roofline_gpu g(device_name, *card);
+        // A prefill step is a full chunk (on GPUs, the kernels fixed to its length); decode's prompt one of 16.
         tg::model::transformer m(g.dev, file, {.max_context = std::max(context, step_tokens) + 8,
-                                                .chunk_size = std::max(context, step_tokens)});
+                                                .chunk_size = prefill ? step_tokens : context});
         // Under TG_BEAM a kernel is searched at its first launch, with that launch's variables:
         // one step first, so the kernels are tuned for the step counted (for decode, one token; the
         // prompt's chunk then rewrites the cache from position 0).
