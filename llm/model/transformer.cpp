@@ -55,6 +55,15 @@ struct linear {
   launchable chunk;
 };
 
+// Attention's passes after RoPE and the cache write (attention_kernels.hpp), for one shape.
+struct attention_passes {
+  launchable scores, max, exp, sum, attend;
+  attention_passes() = default;
+  explicit attention_passes(const attention_shape& s)
+      : scores(scores_kernel(s)), max(softmax_max_kernel(s)), exp(softmax_exp_kernel(s)), sum(softmax_sum_kernel(s)),
+        attend(attend_kernel(s)) {}
+};
+
 // Whether a matmul kernel reads a weight's tiles (matmul_tiles.hpp: slot 7), not its file bytes.
 bool reads_tiles(const launchable& k) { return k.kernel.slot_count == 8; }
 
@@ -96,10 +105,11 @@ struct transformer::state {
   std::map<std::int64_t, rounded_input> rounded;
   std::map<std::pair<std::int64_t, std::int64_t>, activation_quant> act_quant;  // by (input width, block), for the layers
   std::map<std::int64_t, activation_quant> head_quant;                          // by block
-  launchable embed, rope_k, store_v, scores_k, max_k, exp_k, sum_k, attend_k;
-  // On GPUs, the attention passes of a full chunk (attention_shape::tokens at the chunk size), as
+  launchable embed, rope_k, store_v;
+  attention_passes attention;
+  // On GPUs, the passes of a full chunk (attention_shape::tokens at the chunk size), as
   // linear::chunk is for its matmuls; empty elsewhere.
-  launchable chunk_scores_k, chunk_max_k, chunk_exp_k, chunk_sum_k, chunk_attend_k;
+  attention_passes chunk_attention;
   planned norm_scale, norm_apply, head_scale_q, head_scale_k, head_apply_k, rope_q, swiglu;
   // RMSNorm fused into the 8-bit rounding of its output, by block size.
   std::map<std::int64_t, planned> norm_round_scale, norm_round;
@@ -334,22 +344,16 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   // run-time offset), so a DSL RoPE would need one more kernel per layer to copy them there.
   s.rope_k = rope_kernel(shape, c.n_kv_head, true);
   s.store_v = cache_store_kernel(shape);
-  s.scores_k = scores_kernel(shape);
-  s.max_k = softmax_max_kernel(shape);
-  s.exp_k = softmax_exp_kernel(shape);
-  s.sum_k = softmax_sum_kernel(shape);
-  s.attend_k = attend_kernel(shape);
-  if (matmul_form_for(dev) == matmul_form::gpu) {
+  const matmul_form form = matmul_form_for(dev);
+  // On GPUs a full chunk takes kernels fixed to its length (linear::chunk, chunk_attention).
+  const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
+  s.attention = attention_passes(shape);
+  if (fixed_chunks) {
     attention_shape full = shape;
     full.tokens = T;
-    s.chunk_scores_k = scores_kernel(full);
-    s.chunk_max_k = softmax_max_kernel(full);
-    s.chunk_exp_k = softmax_exp_kernel(full);
-    s.chunk_sum_k = softmax_sum_kernel(full);
-    s.chunk_attend_k = attend_kernel(full);
+    s.chunk_attention = attention_passes(full);
   }
   s.swiglu = swiglu_op(dev, T, c.ffn);
-  const matmul_form form = matmul_form_for(dev);
   const bool bytes = form == matmul_form::gpu;  // a GPU's matmuls read the rounded activations as int8
   s.output = {&weights_.output, matmul_kernel(weights_.output, var_head_rows, var_head_first, {}, form), {},
               matmul_batch_kernel(weights_.output, {}, var_head_rows, form)};
@@ -394,7 +398,6 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   if (in_place) s.rows = std::move(views);
   for (const layer_weights& l : weights_.layers) {
     layer_kernels k;
-    const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
     auto lin = [&](const weight& w, matmul_epilogue e = {}) {
       return linear{&w, matmul_kernel(w, var_tokens, -1, e, form), matmul_prefill_kernel(w, e, form),
                     matmul_batch_kernel(w, e, var_tokens, form),
@@ -676,12 +679,13 @@ void transformer::run_layer(std::size_t index) {
                     const buffer& cos, const buffer& sin) {
     s.run(dev_, s.rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
     s.run(dev_, s.store_v, {k.v_cache[std::size_t(seq)], values});
-    const bool full = !s.chunk_attend_k.kernel.nodes.empty() && s.vars[var_tokens] == chunk_size_;
-    s.run(dev_, full ? s.chunk_scores_k : s.scores_k, {s.scores, queries, k.k_cache[std::size_t(seq)]});
-    s.run(dev_, full ? s.chunk_max_k : s.max_k, {s.row_max, s.scores});
-    s.run(dev_, full ? s.chunk_exp_k : s.exp_k, {s.probs, s.scores, s.row_max});
-    s.run(dev_, full ? s.chunk_sum_k : s.sum_k, {s.row_sum, s.probs});
-    s.run(dev_, full ? s.chunk_attend_k : s.attend_k, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
+    const bool full = !s.chunk_attention.attend.kernel.nodes.empty() && s.vars[var_tokens] == chunk_size_;
+    const attention_passes& a = full ? s.chunk_attention : s.attention;
+    s.run(dev_, a.scores, {s.scores, queries, k.k_cache[std::size_t(seq)]});
+    s.run(dev_, a.max, {s.row_max, s.scores});
+    s.run(dev_, a.exp, {s.probs, s.scores, s.row_max});
+    s.run(dev_, a.sum, {s.row_sum, s.probs});
+    s.run(dev_, a.attend, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
   };
   if (s.batch_sequences.empty()) {
     attend(s.sequence, kk, s.v, s.qr, s.att, s.rope_cos, s.rope_sin);

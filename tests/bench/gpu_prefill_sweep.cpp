@@ -9,7 +9,7 @@
 //   build/tests/bench/gpu_prefill_sweep [TYPE ROWS COLS TOKENS] ["opts" ...]
 //       TYPE q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k (default q8_0 2048 2048 32); opts as the tuning cache writes them
 //       (runtime/tune/opts_text.hpp), e.g. "upcast=1,4,1 lanes=0 group=16 unroll=8 nested=16";
-//       without opts, a grid of threads per output x nested lanes x unroll x token tile.
+//       without opts, a grid of token tiles x threads per output (splitting the blocks) x unrolls.
 #include <tg/device.hpp>
 
 #include <algorithm>
@@ -84,17 +84,17 @@ int main(int argc, char** argv) {
     schedules.push_back(*parsed);
   }
   if (asked.empty()) {
+    // The chunk kernel's lanes are one thread's (linear_kernels.cpp), so its group splits only the
+    // block loop (nested lanes = group): tiles x groups (within the row's blocks) x unrolls.
     const std::int64_t blocks = K / (tg::gguf::traits_of(type).block_elems);
     for (int tile : {1, 2, 4, 8})
-      for (int group : {1, 2, 4, 8, 16, 32})
-        for (int nested = 1; nested <= group; nested *= 2)
-          for (int unroll : {1, 2, 4, 8, 16}) {
-            if (group > 1 && nested < group / 8) continue;   // fewer than 8 lanes of a block's quads unsplit
-            if (nested > blocks || std::int64_t(unroll) * nested > 2 * blocks) continue;
-            tg::codegen::kernel_opts o{{1, tile, 1}, false};
-            o.group_lanes = group, o.nested_lanes = nested, o.reduce_unroll = unroll;
-            schedules.push_back(o);
-          }
+      for (int group = 1; group <= 32 && group <= blocks; group *= 2)
+        for (int unroll : {1, 2, 4, 8}) {
+          if (std::int64_t(unroll) * group > 2 * blocks) continue;
+          tg::codegen::kernel_opts o{{1, tile, 1}, false};
+          o.group_lanes = group, o.nested_lanes = group, o.reduce_unroll = unroll;
+          schedules.push_back(o);
+        }
   }
   std::printf("%s %lld x %lld, %lld tokens (the full-chunk prefill matmul), RX 7900 XTX modeled from gfx1100\n",
               type_name.c_str(), (long long)N, (long long)K, (long long)T);
