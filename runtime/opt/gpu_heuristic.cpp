@@ -105,6 +105,17 @@ std::int64_t narrowest_block(std::span<const ast::node> nodes, int lane_range, i
   return narrowest;
 }
 
+// The most bytes a load moves as the block range steps by 1 (a Q4_K row's 144-byte super-blocks).
+std::int64_t widest_block(std::span<const ast::node> nodes, int block_range) {
+  std::int64_t widest = 0;
+  for (const ast::node& x : nodes)
+    if (x.o == ast::op::load) widest = std::max(widest, byte_stride(nodes, x, block_range));
+  return widest;
+}
+// Blocks this wide are K-quant super-blocks (each 8 sub-blocks of quads): one is already many
+// loads in flight for a thread.
+constexpr std::int64_t super_block_bytes = 128;
+
 // A matrix-matrix kernel's two tile ranges: output ranges m < n where some load is invariant
 // along n and moves along m (a matmul's a, read by row) and another is invariant along m and
 // moves along n (b, read by column); the innermost such pair (a batched matmul's last two
@@ -190,10 +201,7 @@ bool tile_split_dot(std::span<const ast::node> nodes, int global_ranges, const t
   // a wave can: a thread looping over several keeps too much of a block live (Q6_K 2048 x 8192 at
   // 2 tokens a thread: 256 VGPRs and scratch in 2 trips, 170 VGPRs in one; 254 -> 83 us; Q4_K
   // 8192 x 2048: 46 -> 35 us).
-  std::int64_t widest = 0;
-  for (const ast::node& x : nodes)
-    if (x.o == ast::op::load) widest = std::max(widest, byte_stride(nodes, x, dot.nested_range));
-  if (widest >= 128)
+  if (widest_block(nodes, dot.nested_range) >= super_block_bytes)
     while (group * 2 <= traits.wave_lanes && group / lanes < dot.nested_bound) group *= 2;
   opts.upcast.assign(std::size_t(global_ranges), 1);
   opts.upcast[std::size_t(n)] = tile;
@@ -277,6 +285,17 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
     const std::int64_t per_thread = (tops[0].nested_bound + nested - 1) / nested;
     while (per_thread > std::int64_t(opts.reduce_unroll) * trips && opts.reduce_unroll * 2 <= most_unroll)
       opts.reduce_unroll *= 2;
+    // Super-blocks that do not fit that many trips take no unroll: a loop body of several (unroll
+    // 4 or 8 of a longer loop) is where LLVM's AMDGPU scheduler, keeping the VGPRs down, issued the
+    // loads one wait at a time (148 waits a wave against 14). A super-block alone already has its
+    // 16 or so loads in flight together. On AMD:EMU, modeled on an RX 7900 XTX
+    // (tests/bench/gpu_prefill_sweep TYPE ROWS COLS 0), the 8B model's ffn_down (K = 14336: 14
+    // super-blocks a thread of 4): Q4_K 150 -> 36.4 us (unroll 8 -> 1, at memory speed); Q6_K 52.2
+    // us either way, in 64 VGPRs rather than 256. A loop the unroll covers in its trips (the 1B's
+    // ffn_down: 8 a thread, unroll 8) keeps it: 11.9 us, where unroll 4 took 40.
+    if (per_thread > std::int64_t(opts.reduce_unroll) * trips &&
+        widest_block(nodes, tops[0].nested_range) >= super_block_bytes)
+      opts.reduce_unroll = 1;
   }
   // Likewise a plain split reduce (a norm's sum of squares over 4096 values: 128 a thread), in at
   // most traits.max_split_trips trips.

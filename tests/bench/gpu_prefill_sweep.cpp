@@ -2,9 +2,10 @@
 // matmul_prefill_kernel with its token count fixed, the kernel a prompt's full chunks take on a
 // GPU) on the emulated gfx1100, modeled as an RX 7900 XTX (drivers/emu/shader/modeled_cost.hpp),
 // with the GPU heuristic's default opts and with other schedules, each checked against the
-// default's output. Prints each schedule's modeled time, its bound, and its share of the card's
-// bandwidth: where the heuristic's rule for many-token matmuls should point. A MODEL, not a
-// measurement.
+// default's output. Prints each schedule's modeled time, its bound, its share of the card's
+// bandwidth, its VGPRs, the waves a SIMD holds at once and the most memory waits of a wave: where the heuristic's rule for many-token matmuls should point. A MODEL, not a
+// measurement. TOKENS 0 takes decode's matmul instead (matmul_kernel, its token count a launch
+// variable, run for one token), as the forward pass launches it for a decode step.
 //
 //   build/tests/bench/gpu_prefill_sweep [TYPE ROWS COLS TOKENS] ["opts" ...]
 //       TYPE q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k (default q8_0 2048 2048 32); opts as the tuning cache writes them
@@ -61,14 +62,23 @@ int main(int argc, char** argv) {
   const std::vector<std::byte> bytes = tg::bench::quantized_rows(type, N, K);
   model::weight w{"w", type, N, K, std::int64_t(tg::gguf::row_size_bytes(type, std::size_t(K))), g.dev.allocate(bytes.size())};
   w.data.copy_in(bytes.data(), bytes.size());
-  const model::launch_values vars = tg::test::chunk_matmul_vars(T);
-  const tg::test::chunk_matmul_setup chunk =
-      tg::test::prepare_chunk_matmul(g.dev, w, tg::bench::random_floats(std::size_t(K * T), 7), T);
-  const tg::ast::kernel& kernel = chunk.kernel;
-  const tg::buffer& out = chunk.slots[0];
+  const bool decode = T == 0;
+  const model::launch_values vars = decode ? tg::test::decode_matvec_vars : tg::test::chunk_matmul_vars(T);
+  const std::vector<float> x = tg::bench::random_floats(std::size_t(K * std::max<std::int64_t>(T, 1)), 7);
+  tg::ast::kernel kernel;
+  std::vector<tg::buffer> slots;
+  if (decode) {
+    tg::test::decode_matvec_setup d = tg::test::prepare_decode_matvec(g.dev, w, x);
+    kernel = std::move(d.kernel), slots = std::move(d.slots);
+  } else {
+    tg::test::chunk_matmul_setup c = tg::test::prepare_chunk_matmul(g.dev, w, x, T);
+    kernel = std::move(c.kernel), slots = std::move(c.slots);
+  }
+  const tg::buffer& out = slots[0];
   std::vector<void*> pointers;
-  for (const tg::buffer& b : chunk.slots) pointers.push_back(b.data());
-  const tg::kernel_source source{kernel.nodes, kernel.global_ranges, "prefill", kernel.upcast, kernel.vector_lanes};
+  for (const tg::buffer& b : slots) pointers.push_back(b.data());
+  const tg::kernel_source source{kernel.nodes, kernel.global_ranges, decode ? "decode" : "prefill", kernel.upcast,
+                                 kernel.vector_lanes};
   const auto& traits = dynamic_cast<tg::amd::am_backend&>(g.dev.impl()).kernel_traits().gpu;
   const tg::codegen::kernel_opts first =
       tg::tune::normalize_gpu(tg::opt::choose_opts_for({.of = tg::opt::target_traits::kind::gpu, .gpu = traits}, source),
@@ -83,7 +93,19 @@ int main(int argc, char** argv) {
     }
     schedules.push_back(*parsed);
   }
-  if (asked.empty()) {
+  if (asked.empty() && decode) {
+    // Decode's dot keeps its lanes (8 or 16 threads a block, as the default has them): the rest
+    // of a group splits the block loop (nested lanes) x unrolls.
+    const int lanes = first.group_lanes / std::max(1, first.nested_lanes);
+    const std::int64_t blocks = K / (tg::gguf::traits_of(type).block_elems);
+    for (int nested = 1; lanes * nested <= 64 && nested <= blocks; nested *= 2)
+      for (int unroll : {1, 2, 4, 8, 16, 32}) {
+        if (std::int64_t(unroll) * nested > 2 * blocks) continue;
+        tg::codegen::kernel_opts o = first;
+        o.group_lanes = lanes * nested, o.nested_lanes = nested, o.reduce_unroll = unroll;
+        schedules.push_back(o);
+      }
+  } else if (asked.empty()) {
     // The chunk kernel's lanes are one thread's (linear_kernels.cpp), so its group splits only the
     // block loop (nested lanes = group): tiles x groups (within the row's blocks) x unrolls.
     const std::int64_t blocks = K / (tg::gguf::traits_of(type).block_elems);
@@ -96,13 +118,18 @@ int main(int argc, char** argv) {
           schedules.push_back(o);
         }
   }
-  std::printf("%s %lld x %lld, %lld tokens (the full-chunk prefill matmul), RX 7900 XTX modeled from gfx1100\n",
-              type_name.c_str(), (long long)N, (long long)K, (long long)T);
-  std::printf("%-58s %10s %8s %6s %9s %9s %9s\n", "opts", "model us", "bound", "BW", "mem us", "issue us", "lat us");
+  if (decode)
+    std::printf("%s %lld x %lld, one token (decode's matmul), RX 7900 XTX modeled from gfx1100\n", type_name.c_str(),
+                (long long)N, (long long)K);
+  else
+    std::printf("%s %lld x %lld, %lld tokens (the full-chunk prefill matmul), RX 7900 XTX modeled from gfx1100\n",
+                type_name.c_str(), (long long)N, (long long)K, (long long)T);
+  std::printf("%-58s %10s %8s %6s %9s %9s %9s %6s %6s %6s\n", "opts", "model us", "bound", "BW", "mem us", "issue us",
+              "lat us", "VGPRs", "waves", "waits");
   std::vector<float> want;
   for (std::size_t i = 0; i < schedules.size(); ++i) {
     const auto& opts = schedules[i];
-    std::vector<float> got(std::size_t(N * T));
+    std::vector<float> got(std::size_t(N * std::max<std::int64_t>(T, 1)));
     try {
       auto program = g.dev.impl().compile(tg::tune::source_with(source, opts));
       g.seen.clear();
@@ -125,8 +152,10 @@ int main(int argc, char** argv) {
       continue;
     }
     const auto m = tg::bench::model(g.card, g.seen[0]);
-    std::printf("%-58s %10.2f %8s %5.1f%% %9.2f %9.2f %9.2f%s\n", tg::tune::to_text(opts).c_str(), m.total_s * 1e6, m.bound(),
-                100 * m.bandwidth_share(), m.memory_s * 1e6, m.issue_s * 1e6, m.latency_s * 1e6, i == 0 ? "  (default)" : "");
+    const tg::emu::shader::dispatch_counters& k = g.seen[0];
+    std::printf("%-58s %10.2f %8s %5.1f%% %9.2f %9.2f %9.2f %6u %6u %6llu%s\n", tg::tune::to_text(opts).c_str(),
+                m.total_s * 1e6, m.bound(), 100 * m.bandwidth_share(), m.memory_s * 1e6, m.issue_s * 1e6, m.latency_s * 1e6,
+                k.vgprs, k.waves_per_simd, (unsigned long long)k.max_wave_memory_waits, i == 0 ? "  (default)" : "");
     std::fflush(stdout);
   }
   return 0;

@@ -12,7 +12,8 @@
 // linear in the rows at these sizes). A MODEL, not a measurement: see print_preamble.
 //
 //   build/tests/bench/gpu_step_roofline            1B shapes
-//   TG_STEP_SHAPES=all build/tests/bench/gpu_step_roofline   the 8B ones too (minutes to interpret)
+//   TG_STEP_SHAPES=all build/tests/bench/gpu_step_roofline   the 8B ones too (minutes to interpret);
+//       TG_STEP_SHAPES=8b the 8B ones alone; TG_STEP_FORMAT=q8_0 or q4_k_m one format only
 //   TG_BEAM=2 TG_CACHE=/tmp/t.db build/tests/bench/gpu_step_roofline   each kernel BEAM-searched
 //       (by the same model) before it counts; a second run with that TG_CACHE reads the cache
 //   TG_STEP_TOKENS=32 build/tests/bench/gpu_step_roofline   a prompt's first chunk of 32 tokens
@@ -72,7 +73,9 @@ struct kernel_cost {
 
 int main(int argc, char** argv) {
   const char* which = std::getenv("TG_STEP_SHAPES");
-  const bool all = which != nullptr && std::string(which) == "all";
+  const std::string shapes = which != nullptr ? which : "1b";
+  const char* format_env = std::getenv("TG_STEP_FORMAT");
+  const std::string only_format = format_env != nullptr ? format_env : "";
   const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::path("models");
   // 1: a decode step at position `context`; more: a prompt's first chunk of that many tokens.
   const char* tokens_env = std::getenv("TG_STEP_TOKENS");
@@ -81,12 +84,14 @@ int main(int argc, char** argv) {
   tg::bench::print_preamble(prefill ? "one whole prefill chunk of the LLM, every kernel."
                                     : "one whole decode step of the LLM, every kernel.");
   if (prefill) std::printf("prefill: a prompt's first chunk of %lld tokens\n\n", (long long)step_tokens);
-  std::vector<const char*> presets{"llama3.2-1b"};
-  if (all) presets.push_back("llama3.1-8b");
+  std::vector<const char*> presets;
+  if (shapes != "8b") presets.push_back("llama3.2-1b");
+  if (shapes == "all" || shapes == "8b") presets.push_back("llama3.1-8b");
   std::vector<std::string> summary;
   for (const char* name : presets) {
     const tg::synth::model_preset& preset = *tg::synth::find_preset(name);
     for (tg::synth::weight_format format : {tg::synth::weight_format::q8_0, tg::synth::weight_format::q4_k_m}) {
+      if (!only_format.empty() && only_format != (format == tg::synth::weight_format::q8_0 ? "q8_0" : "q4_k_m")) continue;
       const fs::path path = two_layer_model(dir, preset, format);
       auto file = tg::gguf::file::open(path);
       // Of the real model's layers, how many are like layer 1 of the stand-in (more bits).

@@ -409,12 +409,12 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
      // min_thread_block_bytes of 4 (NV's), 8 threads share a block, each taking 2 of its lanes,
      // and the wave takes 4 blocks at once; without one (AMD), 16 threads and 2 blocks. A block of
      // 144 bytes over 8 lanes (Q4_K's) already gives each thread 18: unchanged either way.
-    auto int8_dot = [](std::int64_t lanes, std::int64_t block_bytes, std::int64_t rows = 4096) {
+    auto int8_dot = [](std::int64_t lanes, std::int64_t block_bytes, std::int64_t rows = 4096, std::int64_t blocks = 64) {
       tg::kernel_builder kb;
       auto n = kb.output_range(rows);
       auto l = kb.reduce_range(lanes);
-      auto g = kb.reduce_range(64);
-      auto w = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(1, n * (64 * block_bytes) + g * block_bytes + 2 + l * 2));
+      auto g = kb.reduce_range(blocks);
+      auto w = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(1, n * (blocks * block_bytes) + g * block_bytes + 2 + l * 2));
       auto x = kb.cast(tg::dtype::int32, kb.load<std::int16_t>(2, g * 32 + l * 2));
       kb.store(0, n, kb.sum_lanes(kb.sum(w * x, g), l));
       return kb.finish();
@@ -441,6 +441,19 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     CHECK(tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, capped).reduce_unroll == 8);
     capped.max_split_unroll = 32;
     CHECK(tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, capped).reduce_unroll == 16);  // max_reduce_unroll's 16
+    // Super-blocks (Q4_K's 144 bytes) over 4 nested groups, at most 16 a trip: 64 blocks (16 a
+    // thread) fit one trip; 128 (32 a thread) do not, and take no unroll rather than 2 trips of 16
+    // (where LLVM issued the loads one wait at a time: the 8B's ffn_down, 14 a thread, on AMD).
+    capped.max_split_unroll = 16;
+    const tg::ast::kernel q4k_128 = int8_dot(8, 144, 4096, 128);
+    const tg::codegen::kernel_opts q4k_one_trip = tg::opt::choose_gpu_opts(q4k.nodes, q4k.global_ranges, capped);
+    CHECK((q4k_one_trip.nested_lanes == 4 && q4k_one_trip.reduce_unroll == 16));
+    const tg::codegen::kernel_opts q4k_long = tg::opt::choose_gpu_opts(q4k_128.nodes, q4k_128.global_ranges, capped);
+    CHECK((q4k_long.nested_lanes == 4 && q4k_long.reduce_unroll == 1));
+    capped.max_split_unroll = 8;
+    // Q8_0's 34-byte blocks keep the capped unroll however long the loop: 64 blocks over 2
+    // nested groups, 32 a thread, unroll 8.
+    CHECK(tg::opt::choose_gpu_opts(q8.nodes, q8.global_ranges, capped).reduce_unroll == 8);
     // A sparse kernel (sparse_block_bytes; an H200's busy_threads): 1024 rows of waves are under
     // a quarter of them, so each thread takes 16 bytes of a block, as 2 threads a block and 16
     // blocks at once, and its 4 blocks in one trip. 4096 rows are not: the split above.

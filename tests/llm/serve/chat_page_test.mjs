@@ -29,9 +29,11 @@ try {
   await page.goto(base + "/", { waitUntil: "networkidle0" });
   await page.waitForFunction(() => document.getElementById("model").textContent === "synthetic", { timeout: 20_000 });
 
-  // No max_tokens: the answer runs until stopped, or until it fills the context, which the
-  // tiny model does in a few seconds: on a loaded 2-core machine the click has landed after
-  // that, so a stream that ran to its end is tried again (a stop must work at least once).
+  // No max_tokens: the answer runs until stopped, or until it fills the context. The server runs
+  // with 32768 tokens of context for this test (meson.build: TG_SERVE_CONTEXT), which the tiny
+  // model takes minutes to fill; at 4096 it took a few seconds, and on a loaded 2-core machine
+  // the click once landed after that. A stream that still ran to its end is tried again (a stop
+  // must work at least once).
   for (let attempt = 1; ; ++attempt) {
     await page.type("#input", "Say hi");
     await page.keyboard.press("Enter");

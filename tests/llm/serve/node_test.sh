@@ -5,7 +5,7 @@
 # machine's Node: openai@6.49.0 on Node 20+, openai@4.104.0 on Node 18, puppeteer-core@24.43.1
 # (node >= 18). Starts the server on a free loopback port, passes the script its URL, and
 # checks that SIGTERM then stops the server with status 0. Skips (77) only when Node, the npm
-# registry or Chromium cannot be had.
+# registry or Chromium cannot be had. TG_SERVE_CONTEXT: the server's --max-context (default 4096).
 set -u
 deps="$1"
 script="$2"
@@ -30,7 +30,7 @@ for package in "$@"; do
 done
 log=$(mktemp)
 trap 'rm -f "$log"; [ -n "${pid:-}" ] && kill -9 "$pid" 2> /dev/null' EXIT
-"$TG_SERVE_LLM" -m "$TG_SERVE_MODEL" --serve 0 --threads 1 --max-context 4096 --queue-limit 16 2> "$log" &
+"$TG_SERVE_LLM" -m "$TG_SERVE_MODEL" --serve 0 --threads 1 --max-context "${TG_SERVE_CONTEXT:-4096}" --queue-limit 16 2> "$log" &
 pid=$!
 port=""
 for _ in $(seq 1 600); do
