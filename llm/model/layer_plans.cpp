@@ -45,6 +45,14 @@ template <std::int64_t B> constexpr auto norm_round_scale_plan = tg::lower(round
 template <std::int64_t B, class Stored = std::int16_t>
 constexpr auto norm_round_plan = tg::lower(round_values<Stored>(normed_blocks<B>(), xs_in<B>));
 
+// SwiGLU's output likewise, recomputed in both kernels rather than stored.
+template <std::int64_t B>
+constexpr auto swiglu_blocks() {
+  return tg::silu(tg::input<float>("g", tg::dims<T, blocks, B>)) * tg::input<float>("u", tg::dims<T, blocks, B>);
+}
+template <std::int64_t B> constexpr auto swiglu_round_scale_plan = tg::lower(round_scale(swiglu_blocks<B>()));
+template <std::int64_t B> constexpr auto swiglu_round_plan = tg::lower(round_values<std::int8_t>(swiglu_blocks<B>(), xs_in<B>));
+
 // --- SwiGLU ---
 constexpr auto swiglu_plan = tg::lower(tg::silu(tg::input<float>("g", tg::dims<T, width>)) *
                                        tg::input<float>("u", tg::dims<T, width>));
@@ -87,6 +95,7 @@ template <bool Neox, bool Normed> constexpr auto rope_plan = tg::lower(rope_expr
 static_assert(rms_scale_plan.kernel_count() == 1 && rms_apply_plan.kernel_count() == 1);
 static_assert(norm_round_scale_plan<32>.kernel_count() == 1 && norm_round_plan<256>.kernel_count() == 1);
 static_assert(swiglu_plan.kernel_count() == 1);
+static_assert(swiglu_round_scale_plan<256>.kernel_count() == 1 && swiglu_round_plan<32>.kernel_count() == 1);
 static_assert(rope_plan<false, true>.kernel_count() == 1 && rope_plan<true, true>.kernel_count() == 1,
               "RoPE: one kernel, its halves fused");
 
@@ -108,18 +117,29 @@ plan_op rms_apply_op(device& dev, std::int64_t chunk, std::int64_t h, std::int64
   return {dev, rms_apply_plan.view(), {tokens(chunk), {"heads", h}, {"width", w}}};
 }
 
-plan_op norm_round_scale_op(device& dev, std::int64_t chunk, std::int64_t w, std::int64_t block) {
+// A rounding plan in blocks of `block` values (32 or 256) over rows `w` wide: pick(B) gives the
+// plan for blocks of B.
+template <class Pick>
+plan_op by_block(device& dev, std::int64_t chunk, std::int64_t w, std::int64_t block, Pick pick) {
   const std::int64_t n = blocks_of(w, block);
-  return block == 32 ? plan_op(dev, norm_round_scale_plan<32>.view(), {tokens(chunk), {"blocks", n}})
-                     : plan_op(dev, norm_round_scale_plan<256>.view(), {tokens(chunk), {"blocks", n}});
+  const plan_view plan = block == 32 ? pick(std::integral_constant<std::int64_t, 32>{})
+                                     : pick(std::integral_constant<std::int64_t, 256>{});
+  return plan_op(dev, plan, {tokens(chunk), {"blocks", n}});
+}
+
+plan_op norm_round_scale_op(device& dev, std::int64_t chunk, std::int64_t w, std::int64_t block) {
+  return by_block(dev, chunk, w, block, [](auto b) { return norm_round_scale_plan<b.value>.view(); });
 }
 plan_op norm_round_op(device& dev, std::int64_t chunk, std::int64_t w, std::int64_t block, bool bytes) {
-  const std::int64_t n = blocks_of(w, block);
-  const std::initializer_list<var_bind> vars = {tokens(chunk), {"blocks", n}};
-  if (bytes)
-    return block == 32 ? plan_op(dev, norm_round_plan<32, std::int8_t>.view(), vars)
-                       : plan_op(dev, norm_round_plan<256, std::int8_t>.view(), vars);
-  return block == 32 ? plan_op(dev, norm_round_plan<32>.view(), vars) : plan_op(dev, norm_round_plan<256>.view(), vars);
+  return by_block(dev, chunk, w, block, [bytes](auto b) {
+    return bytes ? norm_round_plan<b.value, std::int8_t>.view() : norm_round_plan<b.value>.view();
+  });
+}
+plan_op swiglu_round_scale_op(device& dev, std::int64_t chunk, std::int64_t w, std::int64_t block) {
+  return by_block(dev, chunk, w, block, [](auto b) { return swiglu_round_scale_plan<b.value>.view(); });
+}
+plan_op swiglu_round_op(device& dev, std::int64_t chunk, std::int64_t w, std::int64_t block) {
+  return by_block(dev, chunk, w, block, [](auto b) { return swiglu_round_plan<b.value>.view(); });
 }
 
 plan_op swiglu_op(device& dev, std::int64_t chunk, std::int64_t w) {

@@ -24,6 +24,10 @@ plan_op norm_round_op(device& dev, std::int64_t chunk, std::int64_t width, std::
 
 // g, u [T][width] -> out = silu(g) * u.
 plan_op swiglu_op(device& dev, std::int64_t chunk, std::int64_t width);
+// Its 8-bit rounding without storing it, as norm_round_*_op's: out xs, then (given xs) out xq as
+// int8 (a GPU's matmuls; on the CPU silu's exp in both kernels measured slower than storing it).
+plan_op swiglu_round_scale_op(device& dev, std::int64_t chunk, std::int64_t width, std::int64_t block);
+plan_op swiglu_round_op(device& dev, std::int64_t chunk, std::int64_t width, std::int64_t block);
 
 // RoPE of x [T][heads][head_dim] in the model's layout, with this chunk's cos and sin rows
 // [T][head_dim / 2] -> out [T][heads][head_dim]. normed: x is first RMSNorm'd per head with

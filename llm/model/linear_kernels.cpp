@@ -32,6 +32,7 @@ struct matmul_shape {
   bool exact_rows = false;  // each token lane computes exactly as the one-token kernel does
   bool quads = false;       // integer form: each lane takes 4 neighbouring values, not 2 (matmul_form::gpu)
   std::int64_t tokens = 0;  // > 0: the token range's bound, fixed (matmul_prefill_kernel's `tokens`)
+  bool own_sums = false;    // integer form, K-quants: the activations' sums from the loaded xq (build_matmul_int8)
 };
 
 // Software prefetch of the weight stream: each step of a matmul's group loop asks for the
@@ -115,6 +116,11 @@ ast::kernel build_matmul(const weight& w, launch_var rows, int first, matmul_epi
 // super-block one conversion scaled by d * s, less dmin * s * (sum over sub-blocks of the
 // integer min b times the sub-block's integer sum of xq). No sum overflows an int32: at
 // most 256 * 127 * 63 * 31 (Q5_K) or 256 * 127 * 128 * 32 (Q6_K).
+//
+// The sums of xq come from activation_sum_kernel (slot 6), except in a GPU's decode kernel
+// (shape.own_sums): there each lane sums the int8 activations it already loaded for its dots,
+// so a decode step launches no sum kernel (one dispatch per K-quant matmul input, 3 to 4 a
+// layer); the kernel is bound by the weights' bytes, and the extra adds are spare issue slots.
 ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue epilogue, matmul_shape shape) {
   kernel_builder kb;
   const std::int64_t K = w.cols, N = w.rows, lanes = shape.int_lanes;
@@ -131,6 +137,7 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
   for (std::int64_t sub = 0; sub < per_block; ++sub) {
     auto at = g * per_block + kb.index(sub);  // the 32-value group
     std::vector<std::pair<kvalue, kvalue>> dots;  // per half: the integer dot and its scale a
+    kvalue lane_sum;  // shape.own_sums: this lane's part of the group's sum of xq
     const std::int64_t per_lane = shape.quads ? 4 : 2;  // neighbouring values a lane multiplies
     for (std::int64_t half = 0; half < 32 / (per_lane * lanes); ++half) {
       auto e = kb.reduce_range(per_lane);
@@ -148,6 +155,12 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
       const bool scale_q = per_block > 1 && shape.token_lanes > 1 && !shape.exact_rows && !shape.quads;
       auto q = scale_q ? kb.cast(dtype::int32, kb.cast(dtype::int16, iw.q) * kb.cast(dtype::int16, iw.a)) : iw.q;
       dots.push_back({kb.sum_lanes(q * xq, e), scale_q ? kvalue{} : iw.a});
+      // Only where the sums are used: the builder keeps every node it made, and an unused
+      // reduce would still count as one for the GPU heuristic.
+      if (shape.own_sums && per_block > 1 && iw.b.kb != nullptr) {
+        auto part = kb.sum_lanes(xq, e);
+        lane_sum = lane_sum.kb == nullptr ? part : lane_sum + part;
+      }
     }
     // Halves under one scale (the same node: the AST is hash-consed; or none, scaled
     // already) are summed first; under two (Q6_K's 16-value sub-blocks) each is scaled on its own.
@@ -168,7 +181,7 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
       term = term.kb == nullptr ? part : term + part;  // a chain of fused multiply-adds
     }
     if (iw.b.kb != nullptr && per_block > 1) {
-      auto b = iw.b * kb.load<std::int32_t>(6, t * (K / 32) + at);
+      auto b = iw.b * (shape.own_sums ? lane_sum : kb.load<std::int32_t>(6, t * (K / 32) + at));
       osum = osum.kb == nullptr ? b : osum + b;
     } else if (iw.b.kb != nullptr) {
       offset = iw.b * kb.load<float>(6, t * (K / 32) + at);
@@ -178,8 +191,8 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
     term = kb.cast(dtype::float32, isum) * (iw.block_a * xs);
     if (osum.kb != nullptr) offset = kb.cast(dtype::float32, osum) * (iw.block_b * xs);
   }
-  // The offsets, scalars, are shared out over the lanes.
-  if (offset.kb != nullptr) term = term - offset * (1.0 / double(lanes));
+  // The offsets, scalars, are shared out over the lanes; a lane's own sums are its part already.
+  if (offset.kb != nullptr) term = shape.own_sums && per_block > 1 ? term - offset : term - offset * (1.0 / double(lanes));
   auto acc = kb.sum_lanes(kb.sum(prefetch_ahead(kb, w, shape, n, g, K / 32 / per_block, term), g), l);
   if (epilogue.bias) acc = acc + kb.load<float>(4, n);
   if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);
@@ -200,6 +213,10 @@ ast::kernel pick_matmul(const weight& w, launch_var rows, int first, matmul_epil
 
 bool uses_int8_activations(const weight& w) { return has_int_form(w.type) && w.cols % 32 == 0; }
 std::int64_t activation_block_for(const weight& w) { return int_form_group(w.type) == 256 ? 256 : 32; }
+bool reads_activation_sums(const ast::kernel& k) {
+  return std::any_of(k.nodes.begin(), k.nodes.end(),
+                     [](const ast::node& n) { return n.o == ast::op::load && n.arg == activation_sums_slot; });
+}
 bool uses_activation_sums(const weight& w) {
   using gguf::tensor_type;
   const tensor_type t = w.type;
@@ -239,7 +256,7 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows);
   return pick_matmul(w, rows, first, epilogue,
                      {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = decode_int_lanes(w, form),
-                      .quads = form == matmul_form::gpu});
+                      .quads = form == matmul_form::gpu, .own_sums = form == matmul_form::gpu});
 }
 
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
@@ -286,7 +303,7 @@ ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launc
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, prefill_token_lanes, rows);
   return pick_matmul(w, rows, -1, epilogue,  // matmul_kernel's lanes: the rows must match it
                      {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = decode_int_lanes(w, form),
-                      .exact_rows = true, .quads = form == matmul_form::gpu});
+                      .exact_rows = true, .quads = form == matmul_form::gpu, .own_sums = form == matmul_form::gpu});
 }
 
 }  // namespace tg::model

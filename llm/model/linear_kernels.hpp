@@ -23,7 +23,9 @@ struct matmul_epilogue {
 // in blocks of activation_block_for(w) values (activation_kernels.hpp, made with the same
 // rows/first): slot 2 xq (int16, row t at t * K; int8 for matmul_form::gpu), slot 5 xs, and where
 // uses_activation_sums(w) slot 6 the per-32 sums (activation_sum_kernel's, in the same
-// block size); the kernel ignores `first`, and slots 3/4 must be given (any buffer) when unused.
+// block size; a GPU's decode kernel of a K-quant sums the activations itself and ignores slot
+// 6: reads_activation_sums); the kernel ignores `first`, and slots 3/4 must be given (any
+// buffer) when unused.
 // form: how the device runs the int8 dot products (matmul_form_for).
 enum class matmul_form {
   narrow,  // a CPU with 256-bit vectors
@@ -60,6 +62,9 @@ ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue = {}, 
 // offset b: Q4_1, Q5_1, Q4_K, Q5_K).
 bool uses_int8_activations(const weight& w);
 bool uses_activation_sums(const weight& w);
+// Whether a matmul kernel of such a weight reads the sums (slot 6) this launch must provide.
+inline constexpr int activation_sums_slot = 6;
+bool reads_activation_sums(const ast::kernel& k);
 // The activation block the matmuls of w want: 256 for K-quants (one scale per super-block,
 // so a super-block's integer sums convert once), else 32.
 std::int64_t activation_block_for(const weight& w);

@@ -111,8 +111,9 @@ struct transformer::state {
   // linear::chunk is for its matmuls; empty elsewhere.
   attention_passes chunk_attention;
   planned norm_scale, norm_apply, head_scale_q, head_scale_k, head_apply_k, rope_q, swiglu;
-  // RMSNorm fused into the 8-bit rounding of its output, by block size.
-  std::map<std::int64_t, planned> norm_round_scale, norm_round;
+  // RMSNorm fused into the 8-bit rounding of its output, by block size; on GPUs SwiGLU too
+  // (empty elsewhere).
+  std::map<std::int64_t, planned> norm_round_scale, norm_round, swiglu_round_scale, swiglu_round;
   std::vector<buffer> slots;  // scratch: a plan kernel's buffers
   linear output;
   std::vector<layer_kernels> layers;
@@ -373,6 +374,10 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
       s.norm_round_scale[block] = norm_round_scale_op(dev, T, c.dim, block);
       s.norm_round[block] = norm_round_op(dev, T, c.dim, block, bytes);
     }
+    if (form == matmul_form::gpu && c.ffn % block == 0) {
+      s.swiglu_round_scale[block] = swiglu_round_scale_op(dev, T, c.ffn, block);
+      s.swiglu_round[block] = swiglu_round_op(dev, T, c.ffn, block);
+    }
   }
   if (options.sequences < 1) throw usage_error(str("transformer: sequences (", options.sequences, ") must be at least 1"));
   const std::vector<char> cache_zeros(std::size_t(c.n_kv_head * max_context_ * c.head_dim) * std::size_t(size_bytes(cache_dtype)));
@@ -602,7 +607,7 @@ void transformer::run_layer(std::size_t index) {
       if (!uses_int8_activations(*l->w) || activation_block_for(*l->w) != block) continue;
       const bool tiles = reads_tiles(pick(*l));
       n.wanted = true;
-      n.sums = n.sums || (tiles ? tiles_take_sums(*l->w) : uses_activation_sums(*l->w));
+      n.sums = n.sums || (tiles ? tiles_take_sums(*l->w) : reads_activation_sums(pick(*l).kernel));
       n.bytes = n.bytes || (tiles && reads_activation_bytes(*l->w));
     }
     return n;
@@ -706,11 +711,16 @@ void transformer::run_layer(std::size_t index) {
                 {{"x", s.x2}, {"s", s.scale}, {"w", w.ffn_norm.data}}, {&k.gate, &k.up});
   matmul(k.gate, s.g, s.hn);
   matmul(k.up, s.u, s.hn);
-  // SwiGLU is stored, then rounded: fusing it into the rounding like the norm computes silu's
-  // exp once per rounding kernel, and exp2 is one scalar call per element in the codegen, so
-  // the fused pair measured slower (-v) than this one extra launch.
-  s.run(dev_, s.swiglu, {{"g", s.g}, {"u", s.u}, {"out", s.ff}});
-  quantize(s.ff, config_.ffn, {&k.down});
+  // On the CPU SwiGLU is stored, then rounded: fusing it into the rounding like the norm computes
+  // silu's exp once per rounding kernel, and exp2 is one scalar call per element in the codegen,
+  // so the fused pair measured slower (-v) than this one extra launch. On a GPU the exps are
+  // cheap beside a dispatch (2 us modeled: drivers/emu/shader/modeled_cost.hpp): fused.
+  if (!s.swiglu_round.empty() && uses_int8_activations(*k.down.w)) {
+    matmul_inputs(s.swiglu_round_scale, s.swiglu_round, s.swiglu, s.ff, config_.ffn, {{"g", s.g}, {"u", s.u}}, {&k.down});
+  } else {
+    s.run(dev_, s.swiglu, {{"g", s.g}, {"u", s.u}, {"out", s.ff}});
+    quantize(s.ff, config_.ffn, {&k.down});
+  }
   matmul(k.down, s.x, s.ff, s.x2);
 }
 
@@ -729,7 +739,7 @@ void transformer::run_head() {
     const launchable& kernel = lanes ? s.output.batch : s.output.kernel;
     const bool tiles = reads_tiles(kernel), bytes = tiles && reads_activation_bytes(*s.output.w);
     s.round_input(dev_, s.head_quant.at(block), r, s.hn, block,
-                  {true, tiles ? tiles_take_sums(*s.output.w) : uses_activation_sums(*s.output.w), bytes});
+                  {true, tiles ? tiles_take_sums(*s.output.w) : reads_activation_sums(kernel.kernel), bytes});
     const buffer all[] = {s.logits, s.output.w->data, bytes ? r.xb : r.xq, s.logits, s.logits, r.xs, r.xsum,
                           s.output.w->tiles.data() ? s.output.w->tiles : s.logits};
     s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)), head_bytes);
