@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <tg/core/error.hpp>
+
 #include "llm/model/launch_vars.hpp"
 
 namespace tg::model {
@@ -52,7 +54,9 @@ kvalue shifted_exp(kernel_builder& kb, kvalue row, kvalue ctx, kvalue c) {
 
 }  // namespace
 
-ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache) {
+ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache, head_rows rows) {
+  if (!to_cache && (rows.stride != 0 || rows.offset != 0))
+    throw usage_error("rope_kernel: a row layout is for keys written to the cache");
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, half = hd / 2;
   auto h = kb.output_range(heads);
@@ -71,7 +75,8 @@ ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_ca
     first = d < kb.index(half);
   }
   auto row = (t * heads + h) * hd;
-  auto x = kb.load<float>(1, row + d), xp = kb.load<float>(1, row + partner);
+  auto x_row = rows.stride == 0 ? row : t * rows.stride + kb.index(rows.offset) + h * hd;
+  auto x = kb.load<float>(1, x_row + d), xp = kb.load<float>(1, x_row + partner);
   auto cos = kb.load<float>(2, t * half + i), sin = kb.load<float>(3, t * half + i);  // this chunk's rows
   auto rotated = x * cos + kb.where(first, -xp, xp) * sin;
   if (to_cache) kb.store(0, (h * s.max_context + pos) * hd + d, kb.cast(s.cache, rotated));
@@ -79,14 +84,15 @@ ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_ca
   return kb.finish();
 }
 
-ast::kernel cache_store_kernel(const attention_shape& s) {
+ast::kernel cache_store_kernel(const attention_shape& s, head_rows rows) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim;
   auto h = kb.output_range(s.n_kv_head);
   auto t = kb.output_range(chunk_tokens(kb, s));
   auto d = kb.output_range(hd);
   auto pos = kb.variable(var_start_pos) + t;
-  kb.store(0, (h * s.max_context + pos) * hd + d, kb.cast(s.cache, kb.load<float>(1, (t * s.n_kv_head + h) * hd + d)));
+  auto v_at = rows.stride == 0 ? (t * s.n_kv_head + h) * hd + d : t * rows.stride + kb.index(rows.offset) + h * hd + d;
+  kb.store(0, (h * s.max_context + pos) * hd + d, kb.cast(s.cache, kb.load<float>(1, v_at)));
   return kb.finish();
 }
 

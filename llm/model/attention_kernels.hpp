@@ -25,13 +25,22 @@ struct attention_shape {
   std::int64_t tokens = 0;
 };
 
+// Where token t's heads lie in an activation buffer: floats from row t * stride + offset
+// (stride 0: heads x head_dim, the rows packed). Keys and values stacked in one matmul's rows
+// (model_weights.hpp: layer_weights::wkv) take stride 2 x n_kv_head x head_dim, values offset
+// n_kv_head x head_dim.
+struct head_rows {
+  std::int64_t stride = 0, offset = 0;
+};
+
 // RoPE at positions start_pos + t of x[t][h][d] (`heads` heads). to_cache: store into a cache
 // [h][max_context][d] at those positions (keys), else into y[t][h][d] (queries).
 // Slots: 0 y or cache, 1 x, 2 cos, 3 sin: the tables' rows of this chunk's positions ([t][head_dim / 2]).
-ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache);
+// x's rows as `rows` says (for to_cache only).
+ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache, head_rows rows = {});
 
-// cache[h][start_pos + t][d] = v[t][h][d]. Slots: 0 cache, 1 v.
-ast::kernel cache_store_kernel(const attention_shape& s);
+// cache[h][start_pos + t][d] = v[t][h][d], v's rows as `rows` says. Slots: 0 cache, 1 v.
+ast::kernel cache_store_kernel(const attention_shape& s, head_rows rows = {});
 
 // s[h][t][c] = q[t][h]·K[h / group][c] / sqrt(head_dim), or -1e30 where c > start_pos + t.
 // Slots: 0 s, 1 q, 2 key cache.

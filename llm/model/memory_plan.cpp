@@ -96,6 +96,7 @@ void add_activations(layout& l, const model_config& c, std::int64_t T, std::int6
   for (int i = 0; i < 3; ++i) floats(T * c.dim);
   for (int i = 0; i < 3; ++i) floats(T * qw);
   for (int i = 0; i < 3; ++i) floats(T * kvw);
+  floats(2 * T * kvw);  // stacked keys and values
   for (int i = 0; i < 3; ++i) floats(T * c.ffn);
   floats(c.n_head * T * context);  // scores
   floats(c.n_head * T * context);  // probs

@@ -139,6 +139,8 @@ model_weights load_model_weights(device& dev, const gguf::file& f, const model_c
     return w;
   };
   const std::int64_t q_width = c.n_head * c.head_dim, kv_width = c.n_kv_head * c.head_dim;
+  // A GPU (a device that copies the weights) stacks each layer's keys and values (layer_weights::wkv).
+  const bool stack_kv = !dev.impl().reads_host_memory() && !c.qk_norm;
   m.token_embd = load("token_embd.weight", c.vocab, c.dim);
   m.output_norm = load_vector(dev, f, "output_norm.weight", c.dim);
   m.output = c.tied_output ? m.token_embd : load("output.weight", c.vocab, c.dim);
@@ -148,8 +150,16 @@ model_weights load_model_weights(device& dev, const gguf::file& f, const model_c
     layer_weights l;
     l.attn_norm = load_vector(dev, f, p + "attn_norm.weight", c.dim);
     l.wq = load(p + "attn_q.weight", q_width, c.dim);
-    l.wk = load(p + "attn_k.weight", kv_width, c.dim);
-    l.wv = load(p + "attn_v.weight", kv_width, c.dim);
+    if (stack_kv) {
+      l.wk = describe_weight(f, p + "attn_k.weight", kv_width, c.dim);
+      l.wv = describe_weight(f, p + "attn_v.weight", kv_width, c.dim);
+      l.wkv = stack_weights(dev, f, {l.wk, l.wv}, p + "attn_kv");
+      if (l.wkv) progress.add(*l.wkv);
+    }
+    if (!l.wkv) {
+      l.wk = load(p + "attn_k.weight", kv_width, c.dim);
+      l.wv = load(p + "attn_v.weight", kv_width, c.dim);
+    }
     l.wo = load(p + "attn_output.weight", c.dim, q_width);
     l.ffn_norm = load_vector(dev, f, p + "ffn_norm.weight", c.dim);
     l.gate = load(p + "ffn_gate.weight", c.ffn, c.dim);
@@ -159,6 +169,8 @@ model_weights load_model_weights(device& dev, const gguf::file& f, const model_c
       l.bq = load_vector(dev, f, p + "attn_q.bias", q_width);
       l.bk = load_vector(dev, f, p + "attn_k.bias", kv_width);
       l.bv = load_vector(dev, f, p + "attn_v.bias", kv_width);
+      // Two F32 vectors of one size: they always stack.
+      if (l.wkv) l.bkv = stack_weights(dev, f, {*l.bk, *l.bv}, p + "attn_kv.bias");
     }
     if (c.qk_norm) {
       l.q_norm = load_vector(dev, f, p + "attn_q_norm.weight", c.head_dim);

@@ -13,6 +13,11 @@ struct layer_weights {
   weight attn_norm, wq, wk, wv, wo, ffn_norm, gate, up, down;
   std::optional<weight> bq, bk, bv;     // qwen2
   std::optional<weight> q_norm, k_norm; // qwen3
+  // On GPUs, where attn_k and attn_v share a type (not qwen3's, whose keys are normed apart): both
+  // stacked in one matrix, keys' rows first, so one dispatch computes both (each alone is a small
+  // matvec that the fixed cost of a dispatch dominates); wk and wv then describe their halves and
+  // hold no bytes. bkv: their biases likewise, where the model has them.
+  std::optional<weight> wkv, bkv;
 };
 
 struct model_weights {

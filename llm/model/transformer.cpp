@@ -85,6 +85,7 @@ struct rounded_input {
 
 struct layer_kernels {
   linear q, k, v, o, gate, up, down;
+  linear kv;  // where the layer's keys and values are stacked (layer_weights::wkv); k and v then unused
   std::vector<buffer> k_cache, v_cache;  // one per sequence
 };
 
@@ -97,6 +98,7 @@ struct row_views {
 struct transformer::state {
   // Activations, sized for a full chunk.
   buffer x, x2, hn, q, k, v, kn, qr, scores, probs, row_max, row_sum, att, g, u, ff, scale, logits, tokens;
+  buffer kv;  // stacked keys and values [t][2][n_kv_head x head_dim], where a layer has them
   buffer rope_cos, rope_sin;  // this chunk's rows of the tables below
   std::vector<float> cos_table, sin_table;  // [position][head_dim / 2], on the host
   buffer eps;  // the norms' epsilon, one float (the plans read it at run time)
@@ -106,6 +108,7 @@ struct transformer::state {
   std::map<std::pair<std::int64_t, std::int64_t>, activation_quant> act_quant;  // by (input width, block), for the layers
   std::map<std::int64_t, activation_quant> head_quant;                          // by block
   launchable embed, rope_k, store_v;
+  launchable rope_k_stacked, store_v_stacked;  // the same from kv (head_rows of stacked keys and values)
   attention_passes attention;
   // On GPUs, the passes of a full chunk (attention_shape::tokens at the chunk size), as
   // linear::chunk is for its matmuls; empty elsewhere.
@@ -303,6 +306,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   for (buffer* b : {&s.x, &s.x2, &s.hn}) *b = floats(dev, T * c.dim);
   for (buffer* b : {&s.q, &s.qr, &s.att}) *b = floats(dev, T * qw);
   for (buffer* b : {&s.k, &s.kn, &s.v}) *b = floats(dev, T * kvw);
+  s.kv = floats(dev, 2 * T * kvw);
   for (buffer* b : {&s.g, &s.u, &s.ff}) *b = floats(dev, T * c.ffn);
   // Exponentials apart from the scores: written in place, the exp loop's aliasing check
   // failed and it ran scalar (0.4 ms a layer at context 4096, 1B, context_bench -v).
@@ -345,6 +349,8 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   // run-time offset), so a DSL RoPE would need one more kernel per layer to copy them there.
   s.rope_k = rope_kernel(shape, c.n_kv_head, true);
   s.store_v = cache_store_kernel(shape);
+  s.rope_k_stacked = rope_kernel(shape, c.n_kv_head, true, {2 * kvw, 0});
+  s.store_v_stacked = cache_store_kernel(shape, {2 * kvw, kvw});
   const matmul_form form = matmul_form_for(dev);
   // On GPUs a full chunk takes kernels fixed to its length (linear::chunk, chunk_attention).
   const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
@@ -409,8 +415,12 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
                     fixed_chunks ? matmul_prefill_kernel(w, e, form, chunk_size_) : ast::kernel{}};
     };
     k.q = lin(l.wq, {.bias = bool(l.bq)});
-    k.k = lin(l.wk, {.bias = bool(l.bk)});
-    k.v = lin(l.wv, {.bias = bool(l.bv)});
+    if (l.wkv) {
+      k.kv = lin(*l.wkv, {.bias = bool(l.bkv)});
+    } else {
+      k.k = lin(l.wk, {.bias = bool(l.bk)});
+      k.v = lin(l.wv, {.bias = bool(l.bv)});
+    }
     k.o = lin(l.wo, {.residual = true});
     k.gate = lin(l.gate);
     k.up = lin(l.up);
@@ -531,8 +541,8 @@ std::int64_t transformer::token_tile() const { return prefill_token_lanes; }
 
 void transformer::prepare_partial_chunks() {
   for (layer_kernels& k : s_->layers)
-    for (const linear* l : {&k.q, &k.k, &k.v, &k.o, &k.gate, &k.up, &k.down})
-      if (!l->prefill.prepared) l->prefill.prepared = dev_.prepare(l->prefill.kernel);
+    for (const linear* l : {&k.q, &k.k, &k.v, &k.kv, &k.o, &k.gate, &k.up, &k.down})
+      if (l->w != nullptr && !l->prefill.prepared) l->prefill.prepared = dev_.prepare(l->prefill.kernel);
 }
 
 bool transformer::profiling() const { return s_->profiling; }
@@ -590,6 +600,7 @@ void transformer::run_layer(std::size_t index) {
   } marking(s.layer, index);
   const layer_weights& w = weights_.layers[index];
   layer_kernels& k = s.layers[index];
+  const bool stacked = k.kv.w != nullptr;  // keys and values from one matmul (layer_weights::wkv)
   // The kernel a matmul runs in this forward. A decode batch computes each row as the one-token
   // kernel does: with matmul_batch_kernel for a multiple of its token lanes, else with the
   // one-token kernel itself.
@@ -601,10 +612,11 @@ void transformer::run_layer(std::size_t index) {
     return tiled ? (batch ? l.batch : l.prefill) : l.kernel;
   };
   // What the rounded inputs of `readers` in block size `block` must carry this forward.
+  // Readers without a weight are the layer's unused kernels (k and v where kv is stacked, or kv).
   auto needs_of = [&](std::int64_t block, std::initializer_list<const linear*> readers) {
     activation_needs n;
     for (const linear* l : readers) {
-      if (!uses_int8_activations(*l->w) || activation_block_for(*l->w) != block) continue;
+      if (l->w == nullptr || !uses_int8_activations(*l->w) || activation_block_for(*l->w) != block) continue;
       const bool tiles = reads_tiles(pick(*l));
       n.wanted = true;
       n.sums = n.sums || (tiles ? tiles_take_sums(*l->w) : reads_activation_sums(pick(*l).kernel));
@@ -642,7 +654,7 @@ void transformer::run_layer(std::size_t index) {
                            std::initializer_list<const linear*> readers) {
     std::vector<named_buffer> with(named);
     bool float_reader = false;
-    for (const linear* l : readers) float_reader = float_reader || !uses_int8_activations(*l->w);
+    for (const linear* l : readers) float_reader = float_reader || (l->w != nullptr && !uses_int8_activations(*l->w));
     for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
       const activation_needs needs = needs_of(block, readers);
       if (!needs.wanted) continue;
@@ -663,11 +675,15 @@ void transformer::run_layer(std::size_t index) {
   // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)
   s.run(dev_, s.norm_scale, {{"x", s.x}, {"eps", s.eps}, {"out", s.scale}});
   matmul_inputs(s.norm_round_scale, s.norm_round, s.norm_apply, s.hn, config_.dim,
-                {{"x", s.x}, {"s", s.scale}, {"w", w.attn_norm.data}}, {&k.q, &k.k, &k.v});
+                {{"x", s.x}, {"s", s.scale}, {"w", w.attn_norm.data}}, {&k.q, &k.k, &k.v, &k.kv});
   matmul(k.q, s.q, s.hn, {}, w.bq);
-  matmul(k.k, s.k, s.hn, {}, w.bk);
-  matmul(k.v, s.v, s.hn, {}, w.bv);
-  buffer kk = s.k;
+  if (stacked) {
+    matmul(k.kv, s.kv, s.hn, {}, w.bkv);
+  } else {
+    matmul(k.k, s.k, s.hn, {}, w.bk);
+    matmul(k.v, s.v, s.hn, {}, w.bv);
+  }
+  buffer kk = stacked ? s.kv : s.k;
   if (w.q_norm) {  // qwen3: RMSNorm of each head vector before RoPE (for queries, in RoPE's kernel)
     s.run(dev_, s.head_scale_q, {{"x", s.q}, {"eps", s.eps}, {"out", s.scale}});
     s.run(dev_, s.rope_q, {{"x", s.q}, {"s", s.scale}, {"w", w.q_norm->data}, {"cos", s.rope_cos}, {"sin", s.rope_sin},
@@ -682,8 +698,8 @@ void transformer::run_layer(std::size_t index) {
   // queries read the cache up to there.
   auto attend = [&](int seq, const buffer& keys, const buffer& values, const buffer& queries, const buffer& out,
                     const buffer& cos, const buffer& sin) {
-    s.run(dev_, s.rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
-    s.run(dev_, s.store_v, {k.v_cache[std::size_t(seq)], values});
+    s.run(dev_, stacked ? s.rope_k_stacked : s.rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
+    s.run(dev_, stacked ? s.store_v_stacked : s.store_v, {k.v_cache[std::size_t(seq)], values});
     const bool full = !s.chunk_attention.attend.kernel.nodes.empty() && s.vars[var_tokens] == chunk_size_;
     const attention_passes& a = full ? s.chunk_attention : s.attention;
     s.run(dev_, a.scores, {s.scores, queries, k.k_cache[std::size_t(seq)]});
@@ -693,7 +709,7 @@ void transformer::run_layer(std::size_t index) {
     s.run(dev_, a.attend, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
   };
   if (s.batch_sequences.empty()) {
-    attend(s.sequence, kk, s.v, s.qr, s.att, s.rope_cos, s.rope_sin);
+    attend(s.sequence, kk, stacked ? s.kv : s.v, s.qr, s.att, s.rope_cos, s.rope_sin);
   } else {  // decode_batch: row i alone, as a one-token forward of its sequence would run it
     const launch_values batch = s.vars;
     const row_views& r = *s.rows;

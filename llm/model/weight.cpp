@@ -1,6 +1,8 @@
 // weight.cpp: borrowing tensor bytes from the GGUF mapping and checking shape and type.
 #include "llm/model/weight.hpp"
 
+#include <vector>
+
 #include <tg/core/error.hpp>
 
 #include "llm/gguf/gguf_file.hpp"
@@ -19,7 +21,7 @@ bool kernels_read(gguf::tensor_type type) {
   }
 }
 
-weight load_weight(device& dev, const gguf::file& file, const std::string& name, std::int64_t rows, std::int64_t cols) {
+weight describe_weight(const gguf::file& file, const std::string& name, std::int64_t rows, std::int64_t cols) {
   const gguf::tensor_info& t = file.get_tensor(name);
   if (std::int64_t(t.ne[0]) != cols || std::int64_t(t.row_count()) != rows)
     throw usage_error(str(file.name(), ": tensor ", name, " is ", t.ne[0], " x ", t.row_count(), " (in x out), expected ",
@@ -33,9 +35,33 @@ weight load_weight(device& dev, const gguf::file& file, const std::string& name,
   w.rows = rows;
   w.cols = cols;
   w.row_bytes = std::int64_t(t.row_size_bytes());
-  auto bytes = file.tensor_bytes(t);
+  return w;
+}
+
+weight load_weight(device& dev, const gguf::file& file, const std::string& name, std::int64_t rows, std::int64_t cols) {
+  weight w = describe_weight(file, name, rows, cols);
+  auto bytes = file.tensor_bytes(file.get_tensor(name));
   w.data = dev.borrow_host(bytes.data(), bytes.size());
   return w;
+}
+
+std::optional<weight> stack_weights(device& dev, const gguf::file& file, const std::vector<weight>& parts,
+                                    const std::string& name) {
+  if (parts.empty()) return std::nullopt;
+  for (const weight& w : parts)
+    if (w.type != parts[0].type || w.cols != parts[0].cols || w.row_bytes != parts[0].row_bytes) return std::nullopt;
+  weight stacked = parts[0];
+  stacked.name = name;
+  stacked.rows = 0;
+  std::vector<std::byte> bytes;
+  for (const weight& w : parts) {
+    auto b = file.tensor_bytes(file.get_tensor(w.name));
+    bytes.insert(bytes.end(), b.begin(), b.end());
+    stacked.rows += w.rows;
+  }
+  stacked.data = dev.allocate(bytes.size());
+  stacked.data.copy_in(bytes.data(), bytes.size());
+  return stacked;
 }
 
 }  // namespace tg::model

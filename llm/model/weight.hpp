@@ -1,7 +1,9 @@
 // weight.hpp: one GGUF tensor on a device, still in its file encoding (quantized blocks).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "llm/gguf/tensor_type.hpp"
 #include <tg/device.hpp>
@@ -29,6 +31,13 @@ struct weight {
 // Borrows the tensor's bytes from the mapped file (zero-copy on the CPU). Throws usage_error
 // when the tensor is missing, has the wrong shape, or has a type the kernels cannot read.
 weight load_weight(device& dev, const gguf::file& file, const std::string& name, std::int64_t rows, std::int64_t cols);
+// The same checks and description, without the bytes on a device (data empty).
+weight describe_weight(const gguf::file& file, const std::string& name, std::int64_t rows, std::int64_t cols);
+// Described weights (describe_weight) of one type, width and row size as one matrix, their rows
+// one after another in one new buffer on dev (a copy, even on the CPU), named `name`; nullopt
+// where they differ in type or row size.
+std::optional<weight> stack_weights(device& dev, const gguf::file& file, const std::vector<weight>& parts,
+                                    const std::string& name);
 
 // The types the matmul and embedding kernels dequantize.
 bool kernels_read(gguf::tensor_type type);

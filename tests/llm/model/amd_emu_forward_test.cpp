@@ -10,31 +10,43 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <span>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
 #include <tg/log.hpp>
 #include "llm/gguf/gguf_file.hpp"
+#include "llm/synth/model_writer.hpp"
+#include "llm/synth/vocabulary.hpp"
 #include "llm/model/transformer.hpp"
 #include "tests/llm/model/logits_compare.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace {
 
-const std::vector<std::int32_t> prompt = {1, 450, 4996, 17354, 1701, 432, 17204, 975, 278, 17366, 11203, 29889};
+const std::vector<std::int32_t> tiny_prompt = {1, 450, 4996, 17354, 1701, 432, 17204, 975, 278, 17366, 11203, 29889};
 constexpr std::int64_t chunk = 8;  // the prompt's first 8 tokens a full chunk, its last 4 a shorter one
 
 struct run_result {
   std::vector<float> prompt_logits;  // every position
   std::vector<std::int32_t> continuation;
+  // Layers whose keys and values one matmul computes (layer_weights::wkv), and those whose
+  // attn_k and attn_v share a type.
+  int stacked = 0, same_kv_type = 0;
 };
 
 // The prompt in two chunks, then `steps` greedy decode steps.
-run_result run(tg::device& dev, const tg::gguf::file& file, int steps) {
+run_result run(tg::device& dev, const tg::gguf::file& file, int steps, std::span<const std::int32_t> prompt = tiny_prompt) {
   tg::model::transformer m(dev, file, {.max_context = 64, .chunk_size = chunk});
   run_result r;
-  r.prompt_logits = m.forward(std::span(prompt).first(chunk), 0, tg::model::head::all);
-  const std::vector<float> rest = m.forward(std::span(prompt).subspan(chunk), chunk, tg::model::head::all);
+  for (const tg::model::layer_weights& l : m.weights().layers) {
+    r.stacked += l.wkv.has_value();
+    r.same_kv_type += l.wk.type == l.wv.type;
+  }
+  r.prompt_logits = m.forward(prompt.first(chunk), 0, tg::model::head::all);
+  const std::vector<float> rest = m.forward(prompt.subspan(chunk), chunk, tg::model::head::all);
   r.prompt_logits.insert(r.prompt_logits.end(), rest.begin(), rest.end());
   const auto vocab = std::size_t(m.config().vocab);
   std::vector<float> logits(r.prompt_logits.end() - std::ptrdiff_t(vocab), r.prompt_logits.end());
@@ -59,6 +71,10 @@ void check_on(const std::string& device_name, const std::string& model, int step
   tg::set_log_callback([&](tg::log_level, std::string_view line) { lines.emplace_back(line); });
   const run_result got = run(gpu, file, steps);
   tg::set_log_callback({});
+  // A GPU stacks each layer's keys and values where their types match; the CPU never does.
+  CHECK(want.stacked == 0);
+  CHECK(got.stacked == got.same_kv_type);
+  MESSAGE(got.stacked, " layers' keys and values stacked on ", device_name);
   CHECK(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
           return l.rfind("uploaded ", 0) == 0 && l.find("MiB of weights to " + device_name) != std::string::npos &&
                  l.find(" MB/s)") != std::string::npos;
@@ -82,3 +98,27 @@ TEST_CASE("tiny-llama F32 on the emulated gfx12 behind the USB bridge matches th
 }
 TEST_CASE("tiny-llama Q8_0 on the emulated gfx12 matches the CPU") { check_on("AMD:EMU:gfx12", "tiny-llama-q8_0", 4); }
 TEST_CASE("tiny-llama Q4_K_M on the emulated gfx11 matches the CPU") { check_on("AMD:EMU:gfx11", "tiny-llama-q4_k_m", 2); }
+
+// No fixture has biases: a synthetic qwen2 (QKV biases, NEOX RoPE) in Q8_0, whose keys' and
+// values' biases the GPU stacks with their weights (layer_weights::bkv).
+TEST_CASE("a synthetic qwen2 with QKV biases in Q8_0 on the emulated gfx11 matches the CPU") {
+  using namespace tg::synth;
+  model_spec spec = default_spec(architecture::qwen2);
+  spec.format = weight_format::q8_0;
+  spec.random_norms = true;
+  spec.seed = 5;
+  const auto path = std::filesystem::temp_directory_path() / ("tg_amd_emu_qwen2_" + std::to_string(::getpid()) + ".gguf");
+  write_model(spec, byte_level_vocabulary(spec.arch), path);
+  auto file = tg::gguf::file::open(path);
+  const std::vector<std::int32_t> prompt = {3, 70, 101, 44, 250, 17, 9, 200, 65, 33, 120, 7};
+  tg::device cpu("CPU"), gpu("AMD:EMU:gfx11");
+  const run_result want = run(cpu, file, 3, prompt), got = run(gpu, file, 3, prompt);
+  CHECK(got.stacked == int(spec.dims.n_layer));
+  const std::size_t vocab = want.prompt_logits.size() / prompt.size();
+  const auto a = tg::test::compare_logits(got.prompt_logits, want.prompt_logits, vocab, 0.02);
+  MESSAGE("qwen2 Q8_0 on AMD:EMU:gfx11: min cosine ", a.min_cosine, ", max |diff| ", a.max_abs_diff, " against the CPU");
+  CHECK(a.min_cosine >= 0.9999);
+  CHECK(a.same_argmax);
+  CHECK(got.continuation == want.continuation);
+  std::filesystem::remove(path);
+}
