@@ -3,8 +3,6 @@
 
 #include <cmath>
 
-#include <tg/core/error.hpp>
-
 #include "llm/model/launch_vars.hpp"
 
 namespace tg::model {
@@ -55,8 +53,6 @@ kvalue shifted_exp(kernel_builder& kb, kvalue row, kvalue ctx, kvalue c) {
 }  // namespace
 
 ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache, head_rows rows) {
-  if (!to_cache && (rows.stride != 0 || rows.offset != 0))
-    throw usage_error("rope_kernel: a row layout is for keys written to the cache");
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, half = hd / 2;
   auto h = kb.output_range(heads);

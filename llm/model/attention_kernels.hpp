@@ -8,6 +8,7 @@
 // cache is [kv_head][max_context][head_dim]; scores are [head][t][ctx] with
 // ctx = start_pos + T, so every kernel takes T and start_pos as launch variables.
 #pragma once
+#include <compare>
 #include <cstdint>
 
 #include <tg/ast/kernel_builder.hpp>
@@ -26,17 +27,18 @@ struct attention_shape {
 };
 
 // Where token t's heads lie in an activation buffer: floats from row t * stride + offset
-// (stride 0: heads x head_dim, the rows packed). Keys and values stacked in one matmul's rows
-// (model_weights.hpp: layer_weights::wkv) take stride 2 x n_kv_head x head_dim, values offset
-// n_kv_head x head_dim.
+// (stride 0: heads x head_dim, the rows packed). Projections stacked in one matmul's rows
+// (model_weights.hpp: layer_weights::stacked) take as stride the stacked width, and as offset
+// the widths stacked before theirs.
 struct head_rows {
   std::int64_t stride = 0, offset = 0;
+  auto operator<=>(const head_rows&) const = default;
 };
 
-// RoPE at positions start_pos + t of x[t][h][d] (`heads` heads). to_cache: store into a cache
-// [h][max_context][d] at those positions (keys), else into y[t][h][d] (queries).
-// Slots: 0 y or cache, 1 x, 2 cos, 3 sin: the tables' rows of this chunk's positions ([t][head_dim / 2]).
-// x's rows as `rows` says (for to_cache only).
+// RoPE at positions start_pos + t of x[t][h][d] (`heads` heads, x's rows as `rows` says). to_cache:
+// store into a cache [h][max_context][d] at those positions (keys), else into y[t][h][d] (queries,
+// packed). Slots: 0 y or cache, 1 x, 2 cos, 3 sin: the tables' rows of this chunk's positions
+// ([t][head_dim / 2]).
 ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache, head_rows rows = {});
 
 // cache[h][start_pos + t][d] = v[t][h][d], v's rows as `rows` says. Slots: 0 cache, 1 v.

@@ -51,7 +51,8 @@ constexpr auto swiglu_blocks() {
   return tg::silu(tg::input<float>("g", tg::dims<T, blocks, B>)) * tg::input<float>("u", tg::dims<T, blocks, B>);
 }
 template <std::int64_t B> constexpr auto swiglu_round_scale_plan = tg::lower(round_scale(swiglu_blocks<B>()));
-template <std::int64_t B> constexpr auto swiglu_round_plan = tg::lower(round_values<std::int8_t>(swiglu_blocks<B>(), xs_in<B>));
+template <std::int64_t B>
+constexpr auto swiglu_round_plan = tg::lower(round_values<std::int8_t>(swiglu_blocks<B>(), xs_in<B>));
 
 // --- SwiGLU ---
 constexpr auto swiglu_plan = tg::lower(tg::silu(tg::input<float>("g", tg::dims<T, width>)) *

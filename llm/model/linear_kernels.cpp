@@ -192,7 +192,8 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
     if (osum.kb != nullptr) offset = kb.cast(dtype::float32, osum) * (iw.block_b * xs);
   }
   // The offsets, scalars, are shared out over the lanes; a lane's own sums are its part already.
-  if (offset.kb != nullptr) term = shape.own_sums && per_block > 1 ? term - offset : term - offset * (1.0 / double(lanes));
+  if (offset.kb != nullptr)
+    term = shape.own_sums && per_block > 1 ? term - offset : term - offset * (1.0 / double(lanes));
   auto acc = kb.sum_lanes(kb.sum(prefetch_ahead(kb, w, shape, n, g, K / 32 / per_block, term), g), l);
   if (epilogue.bias) acc = acc + kb.load<float>(4, n);
   if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);

@@ -96,7 +96,7 @@ void add_activations(layout& l, const model_config& c, std::int64_t T, std::int6
   for (int i = 0; i < 3; ++i) floats(T * c.dim);
   for (int i = 0; i < 3; ++i) floats(T * qw);
   for (int i = 0; i < 3; ++i) floats(T * kvw);
-  floats(2 * T * kvw);  // stacked keys and values
+  floats(T * (qw + 2 * kvw));  // stacked projections (model_weights.hpp: layer_weights::stacked)
   for (int i = 0; i < 3; ++i) floats(T * c.ffn);
   floats(c.n_head * T * context);  // scores
   floats(c.n_head * T * context);  // probs
@@ -121,12 +121,13 @@ void add_activations(layout& l, const model_config& c, std::int64_t T, std::int6
 // What the compiled kernels take (am_backend_program.cpp: one code object image and 16 kernarg
 // slots each; am_graph.cpp: two command frames per graph, and a sequence has a graph per chunk
 // length and head (transformer.cpp: with logits and without, for the full chunk, each shorter
-// multiple of the token tile and each length under a tile) and one for decode; am_scratch.hpp: the scratch
-// area, 4 KiB until a kernel spills). The model compiles about 40 distinct kernels, 5 more for a
-// full chunk's attention passes, up to 4 for SwiGLU's rounding on GPUs (2 per block size), and per weight type and shape 3 matmuls (decode, any chunk, the
-// full chunk: linear_kernels.hpp); each is budgeted 16 KiB of code and 8 KiB of kernargs (the synthetic
-// llama of tests/llm/model/vram_pressure_test.cpp measured about 4 + 4 KiB a kernel on gfx12),
-// and each graph frame 32 bytes of commands and 256 of kernargs for each of the ~30 launches of a layer.
+// multiple of the token tile and each length under a tile) and one for decode; am_scratch.hpp:
+// the scratch area, 4 KiB until a kernel spills). The model compiles about 40 distinct kernels,
+// 5 more for a full chunk's attention passes, up to 4 for SwiGLU's rounding on GPUs (2 per block
+// size), and per weight type and shape 3 matmuls (decode, any chunk, the full chunk:
+// linear_kernels.hpp); each is budgeted 16 KiB of code and 8 KiB of kernargs (the synthetic llama
+// of tests/llm/model/vram_pressure_test.cpp measured about 4 + 4 KiB a kernel on gfx12), and each
+// graph frame 32 bytes of commands and 256 of kernargs for each of the ~30 launches of a layer.
 void add_kernels(layout& l, const gguf::file& f, const model_config& c, int sequences, std::int64_t chunk) {
   std::vector<std::pair<int, std::int64_t>> shapes;  // (tensor type, rows x cols) of the matrices
   for (const auto& t : f.tensors())

@@ -139,8 +139,8 @@ model_weights load_model_weights(device& dev, const gguf::file& f, const model_c
     return w;
   };
   const std::int64_t q_width = c.n_head * c.head_dim, kv_width = c.n_kv_head * c.head_dim;
-  // A GPU (a device that copies the weights) stacks each layer's keys and values (layer_weights::wkv).
-  const bool stack_kv = !dev.impl().reads_host_memory() && !c.qk_norm;
+  // A GPU (a device that copies the weights) stacks a layer's projections (layer_weights::stacked).
+  const bool stack_projections = !dev.impl().reads_host_memory() && !c.qk_norm;
   m.token_embd = load("token_embd.weight", c.vocab, c.dim);
   m.output_norm = load_vector(dev, f, "output_norm.weight", c.dim);
   m.output = c.tied_output ? m.token_embd : load("output.weight", c.vocab, c.dim);
@@ -149,17 +149,27 @@ model_weights load_model_weights(device& dev, const gguf::file& f, const model_c
     const std::string p = "blk." + std::to_string(i) + ".";
     layer_weights l;
     l.attn_norm = load_vector(dev, f, p + "attn_norm.weight", c.dim);
-    l.wq = load(p + "attn_q.weight", q_width, c.dim);
-    if (stack_kv) {
-      l.wk = describe_weight(f, p + "attn_k.weight", kv_width, c.dim);
-      l.wv = describe_weight(f, p + "attn_v.weight", kv_width, c.dim);
-      l.wkv = stack_weights(dev, f, {l.wk, l.wv}, p + "attn_kv");
-      if (l.wkv) progress.add(*l.wkv);
+    weight* projections[3] = {&l.wq, &l.wk, &l.wv};
+    const char* names[3] = {"attn_q", "attn_k", "attn_v"};
+    const std::int64_t widths[3] = {q_width, kv_width, kv_width};
+    int first = 0, count = 0;  // the run of projections to stack (layer_weights::stacked)
+    if (stack_projections) {
+      for (int j = 0; j < 3; ++j) *projections[j] = describe_weight(f, p + names[j] + ".weight", widths[j], c.dim);
+      auto same = [&](int a, int b) {
+        return projections[a]->type == projections[b]->type && projections[a]->row_bytes == projections[b]->row_bytes;
+      };
+      if (same(0, 1)) first = 0, count = same(1, 2) ? 3 : 2;
+      else if (same(1, 2)) first = 1, count = 2;
     }
-    if (!l.wkv) {
-      l.wk = load(p + "attn_k.weight", kv_width, c.dim);
-      l.wv = load(p + "attn_v.weight", kv_width, c.dim);
+    if (count > 0) {
+      std::vector<weight> parts;
+      for (int j = first; j < first + count; ++j) parts.push_back(*projections[j]);
+      weight stacked = stack_weights(dev, f, parts, p + "attn_stacked").value();  // one type: same() says so
+      l.stacked = layer_weights::stacked_projections{std::move(stacked), {}, first, count};
+      progress.add(l.stacked->w);
     }
+    for (int j = 0; j < 3; ++j)
+      if (j < first || j >= first + count) *projections[j] = load(p + names[j] + ".weight", widths[j], c.dim);
     l.wo = load(p + "attn_output.weight", c.dim, q_width);
     l.ffn_norm = load_vector(dev, f, p + "ffn_norm.weight", c.dim);
     l.gate = load(p + "ffn_gate.weight", c.ffn, c.dim);
@@ -169,8 +179,13 @@ model_weights load_model_weights(device& dev, const gguf::file& f, const model_c
       l.bq = load_vector(dev, f, p + "attn_q.bias", q_width);
       l.bk = load_vector(dev, f, p + "attn_k.bias", kv_width);
       l.bv = load_vector(dev, f, p + "attn_v.bias", kv_width);
-      // Two F32 vectors of one size: they always stack.
-      if (l.wkv) l.bkv = stack_weights(dev, f, {*l.bk, *l.bv}, p + "attn_kv.bias");
+      if (l.stacked) {  // F32 vectors: they always stack
+        const std::optional<weight>* biases[3] = {&l.bq, &l.bk, &l.bv};
+        std::vector<weight> parts;
+        for (int j = l.stacked->first; j < l.stacked->first + l.stacked->count; ++j) parts.push_back(**biases[j]);
+        l.stacked->bias = stack_weights(dev, f, parts, p + "attn_stacked.bias");
+        if (!l.stacked->bias) throw usage_error(str(f.name(), ": layer ", i, "'s attention biases differ in type"));
+      }
     }
     if (c.qk_norm) {
       l.q_norm = load_vector(dev, f, p + "attn_q_norm.weight", c.head_dim);

@@ -13,11 +13,16 @@ struct layer_weights {
   weight attn_norm, wq, wk, wv, wo, ffn_norm, gate, up, down;
   std::optional<weight> bq, bk, bv;     // qwen2
   std::optional<weight> q_norm, k_norm; // qwen3
-  // On GPUs, where attn_k and attn_v share a type (not qwen3's, whose keys are normed apart): both
-  // stacked in one matrix, keys' rows first, so one dispatch computes both (each alone is a small
-  // matvec that the fixed cost of a dispatch dominates); wk and wv then describe their halves and
-  // hold no bytes. bkv: their biases likewise, where the model has them.
-  std::optional<weight> wkv, bkv;
+  // On GPUs (not qwen3's, whose keys are normed apart): the longest run of attn_q, attn_k, attn_v
+  // in that order that share a type (all three, q and k, or k and v), stacked in one matrix, so one
+  // dispatch computes them (k and v alone are small matvecs that a dispatch's fixed cost
+  // dominates); the stacked ones describe their rows and hold no bytes. Their biases likewise.
+  struct stacked_projections {
+    weight w;
+    std::optional<weight> bias;
+    int first = 0, count = 0;  // the projections stacked: q 0, k 1, v 2
+  };
+  std::optional<stacked_projections> stacked;
 };
 
 struct model_weights {

@@ -2,6 +2,7 @@
 #include "llm/model/transformer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cmath>
 #include <map>
@@ -67,6 +68,22 @@ struct attention_passes {
 // Whether a matmul kernel reads a weight's tiles (matmul_tiles.hpp: slot 7), not its file bytes.
 bool reads_tiles(const launchable& k) { return k.kernel.slot_count == 8; }
 
+// Where a layer's queries, keys and values lie in the stacked projections' output (stride 0: in
+// their own buffers), qw and kvw wide.
+std::array<head_rows, 3> projection_rows(const layer_weights& l, std::int64_t qw, std::int64_t kvw) {
+  std::array<head_rows, 3> rows{};
+  if (!l.stacked) return rows;
+  const std::int64_t widths[3] = {qw, kvw, kvw};
+  std::int64_t stride = 0;
+  for (int i = l.stacked->first; i < l.stacked->first + l.stacked->count; ++i) stride += widths[i];
+  std::int64_t offset = 0;
+  for (int i = l.stacked->first; i < l.stacked->first + l.stacked->count; ++i) {
+    rows[std::size_t(i)] = {stride, offset};
+    offset += widths[i];
+  }
+  return rows;
+}
+
 // The 8-bit rounding of one matmul input width in one block size (activation_kernels.hpp).
 struct activation_quant {
   launchable scale, quant, sum, bytes;  // bytes: the int8 copy for VNNI tiles (activation_byte_kernel)
@@ -85,7 +102,7 @@ struct rounded_input {
 
 struct layer_kernels {
   linear q, k, v, o, gate, up, down;
-  linear kv;  // where the layer's keys and values are stacked (layer_weights::wkv); k and v then unused
+  linear stacked;  // the layer's stacked projections (layer_weights::stacked); q, k, v then unused where stacked
   std::vector<buffer> k_cache, v_cache;  // one per sequence
 };
 
@@ -98,7 +115,7 @@ struct row_views {
 struct transformer::state {
   // Activations, sized for a full chunk.
   buffer x, x2, hn, q, k, v, kn, qr, scores, probs, row_max, row_sum, att, g, u, ff, scale, logits, tokens;
-  buffer kv;  // stacked keys and values [t][2][n_kv_head x head_dim], where a layer has them
+  buffer stacked;  // a layer's stacked projections' outputs [t][up to q + k + v widths] (projection_rows)
   buffer rope_cos, rope_sin;  // this chunk's rows of the tables below
   std::vector<float> cos_table, sin_table;  // [position][head_dim / 2], on the host
   buffer eps;  // the norms' epsilon, one float (the plans read it at run time)
@@ -108,7 +125,8 @@ struct transformer::state {
   std::map<std::pair<std::int64_t, std::int64_t>, activation_quant> act_quant;  // by (input width, block), for the layers
   std::map<std::int64_t, activation_quant> head_quant;                          // by block
   launchable embed, rope_k, store_v;
-  launchable rope_k_stacked, store_v_stacked;  // the same from kv (head_rows of stacked keys and values)
+  // RoPE of queries and keys and the value store reading stacked projections, by their rows.
+  std::map<head_rows, launchable> rope_q_rows, rope_k_rows, store_v_rows;
   attention_passes attention;
   // On GPUs, the passes of a full chunk (attention_shape::tokens at the chunk size), as
   // linear::chunk is for its matmuls; empty elsewhere.
@@ -306,7 +324,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   for (buffer* b : {&s.x, &s.x2, &s.hn}) *b = floats(dev, T * c.dim);
   for (buffer* b : {&s.q, &s.qr, &s.att}) *b = floats(dev, T * qw);
   for (buffer* b : {&s.k, &s.kn, &s.v}) *b = floats(dev, T * kvw);
-  s.kv = floats(dev, 2 * T * kvw);
+  s.stacked = floats(dev, T * (qw + 2 * kvw));
   for (buffer* b : {&s.g, &s.u, &s.ff}) *b = floats(dev, T * c.ffn);
   // Exponentials apart from the scores: written in place, the exp loop's aliasing check
   // failed and it ran scalar (0.4 ms a layer at context 4096, 1B, context_bench -v).
@@ -349,8 +367,15 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   // run-time offset), so a DSL RoPE would need one more kernel per layer to copy them there.
   s.rope_k = rope_kernel(shape, c.n_kv_head, true);
   s.store_v = cache_store_kernel(shape);
-  s.rope_k_stacked = rope_kernel(shape, c.n_kv_head, true, {2 * kvw, 0});
-  s.store_v_stacked = cache_store_kernel(shape, {2 * kvw, kvw});
+  for (const layer_weights& l : weights_.layers) {
+    const std::array<head_rows, 3> rows = projection_rows(l, qw, kvw);
+    if (rows[0].stride != 0 && !s.rope_q_rows.contains(rows[0]))
+      s.rope_q_rows[rows[0]] = rope_kernel(shape, c.n_head, false, rows[0]);
+    if (rows[1].stride != 0 && !s.rope_k_rows.contains(rows[1]))
+      s.rope_k_rows[rows[1]] = rope_kernel(shape, c.n_kv_head, true, rows[1]);
+    if (rows[2].stride != 0 && !s.store_v_rows.contains(rows[2]))
+      s.store_v_rows[rows[2]] = cache_store_kernel(shape, rows[2]);
+  }
   const matmul_form form = matmul_form_for(dev);
   // On GPUs a full chunk takes kernels fixed to its length (linear::chunk, chunk_attention).
   const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
@@ -414,13 +439,13 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
                     matmul_batch_kernel(w, e, var_tokens, form),
                     fixed_chunks ? matmul_prefill_kernel(w, e, form, chunk_size_) : ast::kernel{}};
     };
-    k.q = lin(l.wq, {.bias = bool(l.bq)});
-    if (l.wkv) {
-      k.kv = lin(*l.wkv, {.bias = bool(l.bkv)});
-    } else {
-      k.k = lin(l.wk, {.bias = bool(l.bk)});
-      k.v = lin(l.wv, {.bias = bool(l.bv)});
-    }
+    const int first = l.stacked ? l.stacked->first : 3, last = l.stacked ? first + l.stacked->count : 3;
+    if (l.stacked) k.stacked = lin(l.stacked->w, {.bias = bool(l.stacked->bias)});
+    linear* own[3] = {&k.q, &k.k, &k.v};
+    const weight* ws[3] = {&l.wq, &l.wk, &l.wv};
+    const bool biased[3] = {bool(l.bq), bool(l.bk), bool(l.bv)};
+    for (int i = 0; i < 3; ++i)
+      if (i < first || i >= last) *own[i] = lin(*ws[i], {.bias = biased[i]});
     k.o = lin(l.wo, {.residual = true});
     k.gate = lin(l.gate);
     k.up = lin(l.up);
@@ -541,7 +566,7 @@ std::int64_t transformer::token_tile() const { return prefill_token_lanes; }
 
 void transformer::prepare_partial_chunks() {
   for (layer_kernels& k : s_->layers)
-    for (const linear* l : {&k.q, &k.k, &k.v, &k.kv, &k.o, &k.gate, &k.up, &k.down})
+    for (const linear* l : {&k.q, &k.k, &k.v, &k.stacked, &k.o, &k.gate, &k.up, &k.down})
       if (l->w != nullptr && !l->prefill.prepared) l->prefill.prepared = dev_.prepare(l->prefill.kernel);
 }
 
@@ -600,7 +625,9 @@ void transformer::run_layer(std::size_t index) {
   } marking(s.layer, index);
   const layer_weights& w = weights_.layers[index];
   layer_kernels& k = s.layers[index];
-  const bool stacked = k.kv.w != nullptr;  // keys and values from one matmul (layer_weights::wkv)
+  // Where the queries, keys and values are: their own buffers, or rows of the stacked projections'.
+  const std::array<head_rows, 3> rows = projection_rows(w, config_.n_head * config_.head_dim,
+                                                        config_.n_kv_head * config_.head_dim);
   // The kernel a matmul runs in this forward. A decode batch computes each row as the one-token
   // kernel does: with matmul_batch_kernel for a multiple of its token lanes, else with the
   // one-token kernel itself.
@@ -612,7 +639,7 @@ void transformer::run_layer(std::size_t index) {
     return tiled ? (batch ? l.batch : l.prefill) : l.kernel;
   };
   // What the rounded inputs of `readers` in block size `block` must carry this forward.
-  // Readers without a weight are the layer's unused kernels (k and v where kv is stacked, or kv).
+  // Readers without a weight are the layer's unused kernels (projections stacked, or the stack).
   auto needs_of = [&](std::int64_t block, std::initializer_list<const linear*> readers) {
     activation_needs n;
     for (const linear* l : readers) {
@@ -675,15 +702,12 @@ void transformer::run_layer(std::size_t index) {
   // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)
   s.run(dev_, s.norm_scale, {{"x", s.x}, {"eps", s.eps}, {"out", s.scale}});
   matmul_inputs(s.norm_round_scale, s.norm_round, s.norm_apply, s.hn, config_.dim,
-                {{"x", s.x}, {"s", s.scale}, {"w", w.attn_norm.data}}, {&k.q, &k.k, &k.v, &k.kv});
-  matmul(k.q, s.q, s.hn, {}, w.bq);
-  if (stacked) {
-    matmul(k.kv, s.kv, s.hn, {}, w.bkv);
-  } else {
-    matmul(k.k, s.k, s.hn, {}, w.bk);
-    matmul(k.v, s.v, s.hn, {}, w.bv);
-  }
-  buffer kk = stacked ? s.kv : s.k;
+                {{"x", s.x}, {"s", s.scale}, {"w", w.attn_norm.data}}, {&k.q, &k.k, &k.v, &k.stacked});
+  if (w.stacked) matmul(k.stacked, s.stacked, s.hn, {}, w.stacked->bias);
+  if (k.q.w) matmul(k.q, s.q, s.hn, {}, w.bq);
+  if (k.k.w) matmul(k.k, s.k, s.hn, {}, w.bk);
+  if (k.v.w) matmul(k.v, s.v, s.hn, {}, w.bv);
+  buffer kk = rows[1].stride != 0 ? s.stacked : s.k;
   if (w.q_norm) {  // qwen3: RMSNorm of each head vector before RoPE (for queries, in RoPE's kernel)
     s.run(dev_, s.head_scale_q, {{"x", s.q}, {"eps", s.eps}, {"out", s.scale}});
     s.run(dev_, s.rope_q, {{"x", s.q}, {"s", s.scale}, {"w", w.q_norm->data}, {"cos", s.rope_cos}, {"sin", s.rope_sin},
@@ -692,14 +716,17 @@ void transformer::run_layer(std::size_t index) {
     s.run(dev_, s.head_apply_k, {{"x", s.k}, {"s", s.scale}, {"w", w.k_norm->data}, {"out", s.kn}});
     kk = s.kn;
   } else {
-    s.run(dev_, s.rope_q, {{"x", s.q}, {"cos", s.rope_cos}, {"sin", s.rope_sin}, {"out", s.qr}});
+    if (rows[0].stride != 0) s.run(dev_, s.rope_q_rows.at(rows[0]), {s.qr, s.stacked, s.rope_cos, s.rope_sin});
+    else s.run(dev_, s.rope_q, {{"x", s.q}, {"cos", s.rope_cos}, {"sin", s.rope_sin}, {"out", s.qr}});
   }
   // Attention on one sequence's cache: its keys and values go in at their positions, and its
   // queries read the cache up to there.
   auto attend = [&](int seq, const buffer& keys, const buffer& values, const buffer& queries, const buffer& out,
                     const buffer& cos, const buffer& sin) {
-    s.run(dev_, stacked ? s.rope_k_stacked : s.rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
-    s.run(dev_, stacked ? s.store_v_stacked : s.store_v, {k.v_cache[std::size_t(seq)], values});
+    const launchable& rope_k = rows[1].stride != 0 ? s.rope_k_rows.at(rows[1]) : s.rope_k;
+    const launchable& store_v = rows[2].stride != 0 ? s.store_v_rows.at(rows[2]) : s.store_v;
+    s.run(dev_, rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
+    s.run(dev_, store_v, {k.v_cache[std::size_t(seq)], values});
     const bool full = !s.chunk_attention.attend.kernel.nodes.empty() && s.vars[var_tokens] == chunk_size_;
     const attention_passes& a = full ? s.chunk_attention : s.attention;
     s.run(dev_, a.scores, {s.scores, queries, k.k_cache[std::size_t(seq)]});
@@ -709,7 +736,7 @@ void transformer::run_layer(std::size_t index) {
     s.run(dev_, a.attend, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
   };
   if (s.batch_sequences.empty()) {
-    attend(s.sequence, kk, stacked ? s.kv : s.v, s.qr, s.att, s.rope_cos, s.rope_sin);
+    attend(s.sequence, kk, rows[2].stride != 0 ? s.stacked : s.v, s.qr, s.att, s.rope_cos, s.rope_sin);
   } else {  // decode_batch: row i alone, as a one-token forward of its sequence would run it
     const launch_values batch = s.vars;
     const row_views& r = *s.rows;
@@ -732,7 +759,8 @@ void transformer::run_layer(std::size_t index) {
   // so the fused pair measured slower (-v) than this one extra launch. On a GPU the exps are
   // cheap beside a dispatch (2 us modeled: drivers/emu/shader/modeled_cost.hpp): fused.
   if (!s.swiglu_round.empty() && uses_int8_activations(*k.down.w)) {
-    matmul_inputs(s.swiglu_round_scale, s.swiglu_round, s.swiglu, s.ff, config_.ffn, {{"g", s.g}, {"u", s.u}}, {&k.down});
+    matmul_inputs(s.swiglu_round_scale, s.swiglu_round, s.swiglu, s.ff, config_.ffn, {{"g", s.g}, {"u", s.u}},
+                  {&k.down});
   } else {
     s.run(dev_, s.swiglu, {{"g", s.g}, {"u", s.u}, {"out", s.ff}});
     quantize(s.ff, config_.ffn, {&k.down});

@@ -1,6 +1,7 @@
 // weight.cpp: borrowing tensor bytes from the GGUF mapping and checking shape and type.
 #include "llm/model/weight.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include <tg/core/error.hpp>
@@ -48,16 +49,21 @@ weight load_weight(device& dev, const gguf::file& file, const std::string& name,
 std::optional<weight> stack_weights(device& dev, const gguf::file& file, const std::vector<weight>& parts,
                                     const std::string& name) {
   if (parts.empty()) return std::nullopt;
+  // Vectors (one row each: biases) join end to end whatever their lengths.
+  const bool vectors = std::all_of(parts.begin(), parts.end(), [](const weight& w) { return w.rows == 1; });
   for (const weight& w : parts)
-    if (w.type != parts[0].type || w.cols != parts[0].cols || w.row_bytes != parts[0].row_bytes) return std::nullopt;
+    if (w.type != parts[0].type || (!vectors && (w.cols != parts[0].cols || w.row_bytes != parts[0].row_bytes)))
+      return std::nullopt;
   weight stacked = parts[0];
   stacked.name = name;
-  stacked.rows = 0;
+  stacked.rows = vectors ? 1 : 0;
+  stacked.cols = stacked.row_bytes = 0;
   std::vector<std::byte> bytes;
   for (const weight& w : parts) {
     auto b = file.tensor_bytes(file.get_tensor(w.name));
     bytes.insert(bytes.end(), b.begin(), b.end());
-    stacked.rows += w.rows;
+    if (vectors) stacked.cols += w.cols, stacked.row_bytes += w.row_bytes;
+    else stacked.rows += w.rows, stacked.cols = w.cols, stacked.row_bytes = w.row_bytes;
   }
   stacked.data = dev.allocate(bytes.size());
   stacked.data.copy_in(bytes.data(), bytes.size());

@@ -35,7 +35,7 @@ weight load_weight(device& dev, const gguf::file& file, const std::string& name,
 weight describe_weight(const gguf::file& file, const std::string& name, std::int64_t rows, std::int64_t cols);
 // Described weights (describe_weight) of one type, width and row size as one matrix, their rows
 // one after another in one new buffer on dev (a copy, even on the CPU), named `name`; nullopt
-// where they differ in type or row size.
+// where they differ in type or row size. Vectors (one row each) join end to end into one.
 std::optional<weight> stack_weights(device& dev, const gguf::file& file, const std::vector<weight>& parts,
                                     const std::string& name);
 

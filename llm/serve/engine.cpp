@@ -147,7 +147,7 @@ void engine::start(slot& s, std::shared_ptr<job> j) {
   s.text.emplace(model_.tokenizer());
   s.stops.emplace(r.stop);
   s.phase_start = clock::now();
-  ++counters_.processing;
+  counters_.start_processing();
 }
 
 void engine::finish(slot& s, finish_reason why, const std::string& error) {

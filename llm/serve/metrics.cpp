@@ -33,6 +33,8 @@ std::string render_prometheus(const metrics& m) {
       rate(prompt - m.cached_tokens, prompt_us));
   put(out, "predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.", rate(generated, decode_us));
   put(out, "requests_processing", "gauge", "Requests being generated now.", double(m.processing));
+  put(out, "requests_processing_max", "gauge", "The most requests generated at once since the start.",
+      double(m.most_processing));
   put(out, "requests_deferred", "gauge", "Requests waiting in the queue.", double(m.queue_depth));
   return out.str();
 }

@@ -3,9 +3,10 @@
 // GPU) on the emulated gfx1100, modeled as an RX 7900 XTX (drivers/emu/shader/modeled_cost.hpp),
 // with the GPU heuristic's default opts and with other schedules, each checked against the
 // default's output. Prints each schedule's modeled time, its bound, its share of the card's
-// bandwidth, its VGPRs, the waves a SIMD holds at once and the most memory waits of a wave: where the heuristic's rule for many-token matmuls should point. A MODEL, not a
-// measurement. TOKENS 0 takes decode's matmul instead (matmul_kernel, its token count a launch
-// variable, run for one token), as the forward pass launches it for a decode step.
+// bandwidth, its VGPRs, the waves a SIMD holds at once and the most memory waits of a wave: where
+// the heuristic's rules should point. A MODEL, not a measurement. TOKENS 0 takes decode's matmul
+// instead (matmul_kernel, its token count a launch variable, run for one token), as the forward
+// pass launches it for a decode step.
 //
 //   build/tests/bench/gpu_prefill_sweep [TYPE ROWS COLS TOKENS] ["opts" ...]
 //       TYPE q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k (default q8_0 2048 2048 32); opts as the tuning cache writes them
@@ -154,7 +155,8 @@ int main(int argc, char** argv) {
     const auto m = tg::bench::model(g.card, g.seen[0]);
     const tg::emu::shader::dispatch_counters& k = g.seen[0];
     std::printf("%-58s %10.2f %8s %5.1f%% %9.2f %9.2f %9.2f %6u %6u %6llu%s\n", tg::tune::to_text(opts).c_str(),
-                m.total_s * 1e6, m.bound(), 100 * m.bandwidth_share(), m.memory_s * 1e6, m.issue_s * 1e6, m.latency_s * 1e6,
+                m.total_s * 1e6, m.bound(), 100 * m.bandwidth_share(), m.memory_s * 1e6, m.issue_s * 1e6,
+                m.latency_s * 1e6,
                 k.vgprs, k.waves_per_simd, (unsigned long long)k.max_wave_memory_waits, i == 0 ? "  (default)" : "");
     std::fflush(stdout);
   }

@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
   for (const char* name : presets) {
     const tg::synth::model_preset& preset = *tg::synth::find_preset(name);
     for (tg::synth::weight_format format : {tg::synth::weight_format::q8_0, tg::synth::weight_format::q4_k_m}) {
-      if (!only_format.empty() && only_format != (format == tg::synth::weight_format::q8_0 ? "q8_0" : "q4_k_m")) continue;
+      const char* format_name = format == tg::synth::weight_format::q8_0 ? "q8_0" : "q4_k_m";
+      if (!only_format.empty() && only_format != format_name) continue;
       const fs::path path = two_layer_model(dir, preset, format);
       auto file = tg::gguf::file::open(path);
       // Of the real model's layers, how many are like layer 1 of the stand-in (more bits).

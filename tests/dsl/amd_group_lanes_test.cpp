@@ -409,12 +409,14 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
      // min_thread_block_bytes of 4 (NV's), 8 threads share a block, each taking 2 of its lanes,
      // and the wave takes 4 blocks at once; without one (AMD), 16 threads and 2 blocks. A block of
      // 144 bytes over 8 lanes (Q4_K's) already gives each thread 18: unchanged either way.
-    auto int8_dot = [](std::int64_t lanes, std::int64_t block_bytes, std::int64_t rows = 4096, std::int64_t blocks = 64) {
+    auto int8_dot = [](std::int64_t lanes, std::int64_t block_bytes, std::int64_t rows = 4096,
+                       std::int64_t blocks = 64) {
       tg::kernel_builder kb;
       auto n = kb.output_range(rows);
       auto l = kb.reduce_range(lanes);
       auto g = kb.reduce_range(blocks);
-      auto w = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(1, n * (blocks * block_bytes) + g * block_bytes + 2 + l * 2));
+      auto w_at = n * (blocks * block_bytes) + g * block_bytes + 2 + l * 2;
+      auto w = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(1, w_at));
       auto x = kb.cast(tg::dtype::int32, kb.load<std::int16_t>(2, g * 32 + l * 2));
       kb.store(0, n, kb.sum_lanes(kb.sum(w * x, g), l));
       return kb.finish();

@@ -32,18 +32,23 @@ constexpr std::int64_t chunk = 8;  // the prompt's first 8 tokens a full chunk, 
 struct run_result {
   std::vector<float> prompt_logits;  // every position
   std::vector<std::int32_t> continuation;
-  // Layers whose keys and values one matmul computes (layer_weights::wkv), and those whose
-  // attn_k and attn_v share a type.
-  int stacked = 0, same_kv_type = 0;
+  // Layers whose projections one matmul computes (layer_weights::stacked), and of those the
+  // layers whose attn_q, attn_k, attn_v types allow it (q and k, or k and v the same), with the
+  // projections stacked in all of those.
+  int stacked = 0, stackable = 0, projections_stacked = 0, projections_stackable = 0;
 };
 
 // The prompt in two chunks, then `steps` greedy decode steps.
-run_result run(tg::device& dev, const tg::gguf::file& file, int steps, std::span<const std::int32_t> prompt = tiny_prompt) {
+run_result run(tg::device& dev, const tg::gguf::file& file, int steps,
+               std::span<const std::int32_t> prompt = tiny_prompt) {
   tg::model::transformer m(dev, file, {.max_context = 64, .chunk_size = chunk});
   run_result r;
   for (const tg::model::layer_weights& l : m.weights().layers) {
-    r.stacked += l.wkv.has_value();
-    r.same_kv_type += l.wk.type == l.wv.type;
+    r.stacked += l.stacked.has_value();
+    r.projections_stacked += l.stacked ? l.stacked->count : 0;
+    const bool qk = l.wq.type == l.wk.type, kv = l.wk.type == l.wv.type;
+    r.stackable += qk || kv;
+    r.projections_stackable += qk && kv ? 3 : qk || kv ? 2 : 0;
   }
   r.prompt_logits = m.forward(prompt.first(chunk), 0, tg::model::head::all);
   const std::vector<float> rest = m.forward(prompt.subspan(chunk), chunk, tg::model::head::all);
@@ -71,10 +76,11 @@ void check_on(const std::string& device_name, const std::string& model, int step
   tg::set_log_callback([&](tg::log_level, std::string_view line) { lines.emplace_back(line); });
   const run_result got = run(gpu, file, steps);
   tg::set_log_callback({});
-  // A GPU stacks each layer's keys and values where their types match; the CPU never does.
+  // A GPU stacks the projections of a layer whose types allow it; the CPU never does.
   CHECK(want.stacked == 0);
-  CHECK(got.stacked == got.same_kv_type);
-  MESSAGE(got.stacked, " layers' keys and values stacked on ", device_name);
+  CHECK(got.stacked == got.stackable);
+  CHECK(got.projections_stacked == got.projections_stackable);
+  MESSAGE(got.stacked, " layers' projections stacked on ", device_name, ", ", got.projections_stacked, " in all");
   CHECK(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
           return l.rfind("uploaded ", 0) == 0 && l.find("MiB of weights to " + device_name) != std::string::npos &&
                  l.find(" MB/s)") != std::string::npos;
@@ -99,24 +105,26 @@ TEST_CASE("tiny-llama F32 on the emulated gfx12 behind the USB bridge matches th
 TEST_CASE("tiny-llama Q8_0 on the emulated gfx12 matches the CPU") { check_on("AMD:EMU:gfx12", "tiny-llama-q8_0", 4); }
 TEST_CASE("tiny-llama Q4_K_M on the emulated gfx11 matches the CPU") { check_on("AMD:EMU:gfx11", "tiny-llama-q4_k_m", 2); }
 
-// No fixture has biases: a synthetic qwen2 (QKV biases, NEOX RoPE) in Q8_0, whose keys' and
-// values' biases the GPU stacks with their weights (layer_weights::bkv).
+// No fixture has biases: a synthetic qwen2 (QKV biases, NEOX RoPE) in Q8_0, whose projections'
+// biases the GPU stacks with their weights (layer_weights::stacked).
 TEST_CASE("a synthetic qwen2 with QKV biases in Q8_0 on the emulated gfx11 matches the CPU") {
   using namespace tg::synth;
   model_spec spec = default_spec(architecture::qwen2);
   spec.format = weight_format::q8_0;
   spec.random_norms = true;
   spec.seed = 5;
-  const auto path = std::filesystem::temp_directory_path() / ("tg_amd_emu_qwen2_" + std::to_string(::getpid()) + ".gguf");
+  const auto path =
+      std::filesystem::temp_directory_path() / ("tg_amd_emu_qwen2_" + std::to_string(::getpid()) + ".gguf");
   write_model(spec, byte_level_vocabulary(spec.arch), path);
   auto file = tg::gguf::file::open(path);
   const std::vector<std::int32_t> prompt = {3, 70, 101, 44, 250, 17, 9, 200, 65, 33, 120, 7};
   tg::device cpu("CPU"), gpu("AMD:EMU:gfx11");
   const run_result want = run(cpu, file, 3, prompt), got = run(gpu, file, 3, prompt);
-  CHECK(got.stacked == int(spec.dims.n_layer));
+  CHECK(got.projections_stacked == 3 * int(spec.dims.n_layer));
   const std::size_t vocab = want.prompt_logits.size() / prompt.size();
   const auto a = tg::test::compare_logits(got.prompt_logits, want.prompt_logits, vocab, 0.02);
-  MESSAGE("qwen2 Q8_0 on AMD:EMU:gfx11: min cosine ", a.min_cosine, ", max |diff| ", a.max_abs_diff, " against the CPU");
+  MESSAGE("qwen2 Q8_0 on AMD:EMU:gfx11: min cosine ", a.min_cosine, ", max |diff| ", a.max_abs_diff,
+          " against the CPU");
   CHECK(a.min_cosine >= 0.9999);
   CHECK(a.same_argmax);
   CHECK(got.continuation == want.continuation);

@@ -91,25 +91,26 @@ TEST_CASE("the LLM's decode matmuls on the emulated GPU, split across work-items
   }
 }
 
-TEST_CASE("a GPU's decode matmul of a K-quant sums its activations itself; its prefill kernels and the CPU's read them") {
+TEST_CASE("a GPU's decode matmul of a K-quant sums its activations itself; its prefill kernels and the CPU's read "
+          "them") {
   // So a decode step launches no activation sum kernel on a GPU (transformer.cpp asks
   // reads_activation_sums of the kernel it picks). The test above checks its results.
   tg::device cpu("CPU");
-  for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_1, tensor_type::q5_1, tensor_type::q4_k, tensor_type::q5_k,
-                           tensor_type::q6_k}) {
+  for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_1, tensor_type::q5_1, tensor_type::q4_k,
+                           tensor_type::q5_k, tensor_type::q6_k}) {
     CAPTURE(std::string(tg::gguf::tensor_type_name(type)));
     const model::weight w = upload(cpu, type, 64, 1024, random_rows(type, 64, 1024));
     const bool k_offset = type == tensor_type::q4_k || type == tensor_type::q5_k;
     const bool offset = model::uses_activation_sums(w);
     CHECK(offset == (k_offset || type == tensor_type::q4_1 || type == tensor_type::q5_1));
     const auto gpu = model::matmul_form::gpu;
+    const auto tokens = model::var_tokens;
     // Q4_1/Q5_1's per-32 sums are floats scaled per block (activation_sum_kernel): still read.
-    CHECK(model::reads_activation_sums(model::matmul_kernel(w, model::var_tokens, -1, {}, gpu)) == (offset && !k_offset));
-    CHECK(model::reads_activation_sums(model::matmul_batch_kernel(w, {}, model::var_tokens, gpu)) == (offset && !k_offset));
+    CHECK(model::reads_activation_sums(model::matmul_kernel(w, tokens, -1, {}, gpu)) == (offset && !k_offset));
+    CHECK(model::reads_activation_sums(model::matmul_batch_kernel(w, {}, tokens, gpu)) == (offset && !k_offset));
     CHECK(model::reads_activation_sums(model::matmul_prefill_kernel(w, {}, gpu)) == offset);
     CHECK(model::reads_activation_sums(model::matmul_prefill_kernel(w, {}, gpu, 32)) == offset);
-    CHECK(model::reads_activation_sums(model::matmul_kernel(w, model::var_tokens, -1, {}, model::matmul_form::narrow)) ==
-          offset);
+    CHECK(model::reads_activation_sums(model::matmul_kernel(w, tokens, -1, {}, model::matmul_form::narrow)) == offset);
   }
 }
 
