@@ -56,10 +56,12 @@ ast::kernel softmax_max_kernel(const attention_shape& s);
 ast::kernel softmax_exp_kernel(const attention_shape& s);
 
 // l[h][t] = sum_c p[h][t][c]. Slots: 0 l, 1 p.
-ast::kernel softmax_sum_kernel(const attention_shape& s);
+// from_scores: the exponentials computed here from the scores, p = exp(s - m), with slots 0 l,
+// 1 s, 2 m (on GPUs, where an exp costs far less than the dispatch of softmax_exp_kernel).
+ast::kernel softmax_sum_kernel(const attention_shape& s, bool from_scores = false);
 
 // o[t][h][d] = sum_c p[h][t][c] * V[h / group][c][d] / l[h][t]. Slots: 0 o, 1 p,
-// 2 value cache, 3 l.
-ast::kernel attend_kernel(const attention_shape& s);
+// 2 value cache, 3 l. from_scores: p = exp(s - m) computed here, slot 1 s and slot 4 m.
+ast::kernel attend_kernel(const attention_shape& s, bool from_scores = false);
 
 }  // namespace tg::model

@@ -30,8 +30,9 @@ namespace tg::model {
 struct launchable {
   ast::kernel kernel;
   mutable prepared_kernel prepared;
+  bool reads_sums = false;  // a matmul's: reads_activation_sums, asked once rather than every step
   launchable() = default;
-  launchable(ast::kernel k) : kernel(std::move(k)) {}  // implicit: from the *_kernel functions
+  launchable(ast::kernel k) : kernel(std::move(k)), reads_sums(reads_activation_sums(kernel)) {}  // implicit
 };
 
 // A plan from tg::lower (layer_plans.hpp) and its kernels as launchables.
@@ -60,9 +61,13 @@ struct linear {
 struct attention_passes {
   launchable scores, max, exp, sum, attend;
   attention_passes() = default;
-  explicit attention_passes(const attention_shape& s)
-      : scores(scores_kernel(s)), max(softmax_max_kernel(s)), exp(softmax_exp_kernel(s)), sum(softmax_sum_kernel(s)),
-        attend(attend_kernel(s)) {}
+  // from_scores (GPUs): no exp pass; the sum and the weighted sum compute the exponentials from
+  // the scores and maxima themselves (attention_kernels.hpp).
+  attention_passes(const attention_shape& s, bool from_scores)
+      : scores(scores_kernel(s)), max(softmax_max_kernel(s)),
+        exp(from_scores ? ast::kernel{} : softmax_exp_kernel(s)), sum(softmax_sum_kernel(s, from_scores)),
+        attend(attend_kernel(s, from_scores)) {}
+  bool from_scores() const { return exp.kernel.nodes.empty(); }
 };
 
 // Whether a matmul kernel reads a weight's tiles (matmul_tiles.hpp: slot 7), not its file bytes.
@@ -327,9 +332,11 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.stacked = floats(dev, T * (qw + 2 * kvw));
   for (buffer* b : {&s.g, &s.u, &s.ff}) *b = floats(dev, T * c.ffn);
   // Exponentials apart from the scores: written in place, the exp loop's aliasing check
-  // failed and it ran scalar (0.4 ms a layer at context 4096, 1B, context_bench -v).
+  // failed and it ran scalar (0.4 ms a layer at context 4096, 1B, context_bench -v). A GPU's
+  // attention computes them where they are used, never stored (attention_passes' from_scores).
+  const bool exps_inline = matmul_form_for(dev) == matmul_form::gpu;
   s.scores = floats(dev, c.n_head * T * max_context_);
-  s.probs = floats(dev, c.n_head * T * max_context_);
+  if (!exps_inline) s.probs = floats(dev, c.n_head * T * max_context_);
   s.row_max = floats(dev, c.n_head * T);
   s.row_sum = floats(dev, c.n_head * T);
   s.scale = floats(dev, T * std::max(c.n_head, std::int64_t(1)));
@@ -379,11 +386,11 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   const matmul_form form = matmul_form_for(dev);
   // On GPUs a full chunk takes kernels fixed to its length (linear::chunk, chunk_attention).
   const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
-  s.attention = attention_passes(shape);
+  s.attention = attention_passes(shape, exps_inline);
   if (fixed_chunks) {
     attention_shape full = shape;
     full.tokens = T;
-    s.chunk_attention = attention_passes(full);
+    s.chunk_attention = attention_passes(full, exps_inline);
   }
   s.swiglu = swiglu_op(dev, T, c.ffn);
   const bool bytes = form == matmul_form::gpu;  // a GPU's matmuls read the rounded activations as int8
@@ -646,7 +653,7 @@ void transformer::run_layer(std::size_t index) {
       if (l->w == nullptr || !uses_int8_activations(*l->w) || activation_block_for(*l->w) != block) continue;
       const bool tiles = reads_tiles(pick(*l));
       n.wanted = true;
-      n.sums = n.sums || (tiles ? tiles_take_sums(*l->w) : reads_activation_sums(pick(*l).kernel));
+      n.sums = n.sums || (tiles ? tiles_take_sums(*l->w) : pick(*l).reads_sums);
       n.bytes = n.bytes || (tiles && reads_activation_bytes(*l->w));
     }
     return n;
@@ -731,9 +738,14 @@ void transformer::run_layer(std::size_t index) {
     const attention_passes& a = full ? s.chunk_attention : s.attention;
     s.run(dev_, a.scores, {s.scores, queries, k.k_cache[std::size_t(seq)]});
     s.run(dev_, a.max, {s.row_max, s.scores});
-    s.run(dev_, a.exp, {s.probs, s.scores, s.row_max});
-    s.run(dev_, a.sum, {s.row_sum, s.probs});
-    s.run(dev_, a.attend, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
+    if (a.from_scores()) {
+      s.run(dev_, a.sum, {s.row_sum, s.scores, s.row_max});
+      s.run(dev_, a.attend, {out, s.scores, k.v_cache[std::size_t(seq)], s.row_sum, s.row_max});
+    } else {
+      s.run(dev_, a.exp, {s.probs, s.scores, s.row_max});
+      s.run(dev_, a.sum, {s.row_sum, s.probs});
+      s.run(dev_, a.attend, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
+    }
   };
   if (s.batch_sequences.empty()) {
     attend(s.sequence, kk, rows[2].stride != 0 ? s.stacked : s.v, s.qr, s.att, s.rope_cos, s.rope_sin);
@@ -783,7 +795,7 @@ void transformer::run_head() {
     const launchable& kernel = lanes ? s.output.batch : s.output.kernel;
     const bool tiles = reads_tiles(kernel), bytes = tiles && reads_activation_bytes(*s.output.w);
     s.round_input(dev_, s.head_quant.at(block), r, s.hn, block,
-                  {true, tiles ? tiles_take_sums(*s.output.w) : reads_activation_sums(kernel.kernel), bytes});
+                  {true, tiles ? tiles_take_sums(*s.output.w) : kernel.reads_sums, bytes});
     const buffer all[] = {s.logits, s.output.w->data, bytes ? r.xb : r.xq, s.logits, s.logits, r.xs, r.xsum,
                           s.output.w->tiles.data() ? s.output.w->tiles : s.logits};
     s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)), head_bytes);

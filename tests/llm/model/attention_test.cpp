@@ -73,8 +73,9 @@ std::vector<double> reference(const attention_shape& s, std::int64_t T, std::int
 // Fills the cache as the model does (the positions before `start` one decode step at a time,
 // then the queried chunk start .. start + T - 1), runs attention for that chunk and returns
 // its output.
+// from_scores: the GPUs' passes, the exponentials computed in the sum and the weighted sum.
 std::vector<float> run_kernels(const attention_shape& s, std::int64_t T, std::int64_t start, const std::vector<float>& q,
-                               const std::vector<float>& k, const std::vector<float>& v) {
+                               const std::vector<float>& k, const std::vector<float>& v, bool from_scores) {
   const std::int64_t kvw = s.n_kv_head * s.head_dim, ctx = start + T;
   const std::size_t cache_bytes = std::size_t(s.n_kv_head * s.max_context * s.head_dim * tg::size_bytes(s.cache));
   tg::buffer k_cache = cpu().allocate(cache_bytes), v_cache = cpu().allocate(cache_bytes);
@@ -94,10 +95,16 @@ std::vector<float> run_kernels(const attention_shape& s, std::int64_t T, std::in
   tg::buffer out = upload(std::vector<float>(std::size_t(T * s.n_head * s.head_dim)));
   cpu().launch(tg::model::scores_kernel(s), std::vector<tg::buffer>{scores, upload(q), k_cache}, vars);
   cpu().launch(tg::model::softmax_max_kernel(s), std::vector<tg::buffer>{row_max, scores}, vars);
-  tg::buffer probs = upload(std::vector<float>(std::size_t(s.n_head * T * ctx)));
-  cpu().launch(tg::model::softmax_exp_kernel(s), std::vector<tg::buffer>{probs, scores, row_max}, vars);
-  cpu().launch(tg::model::softmax_sum_kernel(s), std::vector<tg::buffer>{row_sum, probs}, vars);
-  cpu().launch(tg::model::attend_kernel(s), std::vector<tg::buffer>{out, probs, v_cache, row_sum}, vars);
+  if (from_scores) {
+    cpu().launch(tg::model::softmax_sum_kernel(s, true), std::vector<tg::buffer>{row_sum, scores, row_max}, vars);
+    const std::vector<tg::buffer> slots{out, scores, v_cache, row_sum, row_max};
+    cpu().launch(tg::model::attend_kernel(s, true), slots, vars);
+  } else {
+    tg::buffer probs = upload(std::vector<float>(std::size_t(s.n_head * T * ctx)));
+    cpu().launch(tg::model::softmax_exp_kernel(s), std::vector<tg::buffer>{probs, scores, row_max}, vars);
+    cpu().launch(tg::model::softmax_sum_kernel(s), std::vector<tg::buffer>{row_sum, probs}, vars);
+    cpu().launch(tg::model::attend_kernel(s), std::vector<tg::buffer>{out, probs, v_cache, row_sum}, vars);
+  }
   std::vector<float> o(std::size_t(T * s.n_head * s.head_dim));
   out.copy_out(o.data(), o.size() * 4);
   return o;
@@ -113,17 +120,20 @@ void check_attention(std::int64_t n_head, std::int64_t n_kv_head, std::int64_t h
   auto k = random_floats(rng, std::size_t(ctx * kvw), 1.5f);
   auto v = random_floats(rng, std::size_t(ctx * kvw), 1.0f);
   const auto want = reference(s, T, start, q, k, v);
-  const auto got = run_kernels(s, T, start, q, k, v);
-  double worst = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
-  CAPTURE(n_head);
-  CAPTURE(n_kv_head);
-  CAPTURE(head_dim);
-  CAPTURE(T);
-  CAPTURE(start);
-  const std::string_view cache_name = tg::name(cache);
-  CAPTURE(cache_name);
-  CHECK(worst < 2e-5);
+  for (bool from_scores : {false, true}) {
+    const auto got = run_kernels(s, T, start, q, k, v, from_scores);
+    double worst = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+    CAPTURE(from_scores);
+    CAPTURE(n_head);
+    CAPTURE(n_kv_head);
+    CAPTURE(head_dim);
+    CAPTURE(T);
+    CAPTURE(start);
+    const std::string_view cache_name = tg::name(cache);
+    CAPTURE(cache_name);
+    CHECK(worst < 2e-5);
+  }
 }
 
 }  // namespace
