@@ -57,7 +57,7 @@ ast::kernel softmax_exp_kernel(const attention_shape& s);
 
 // l[h][t] = sum_c p[h][t][c]. Slots: 0 l, 1 p.
 // from_scores: the exponentials computed here from the scores, p = exp(s - m), with slots 0 l,
-// 1 s, 2 m (on GPUs, where an exp costs far less than the dispatch of softmax_exp_kernel).
+// 1 s, 2 m (a GPU's decode, where an exp costs far less than softmax_exp_kernel's dispatch).
 ast::kernel softmax_sum_kernel(const attention_shape& s, bool from_scores = false);
 
 // o[t][h][d] = sum_c p[h][t][c] * V[h / group][c][d] / l[h][t]. Slots: 0 o, 1 p,

@@ -88,8 +88,8 @@ void add_weights(layout& l, const gguf::file& f, const model_config& c) {
   }
 }
 
-// transformer.cpp: the buffers of transformer::state on a GPU for chunks of T tokens and a cache
-// of `context` positions, in the constructor's order.
+// transformer.cpp: the buffers of transformer::state for chunks of T tokens and a cache of
+// `context` positions, in the constructor's order.
 void add_activations(layout& l, const model_config& c, std::int64_t T, std::int64_t context) {
   const std::int64_t qw = c.n_head * c.head_dim, kvw = c.n_kv_head * c.head_dim;
   auto floats = [&](std::int64_t n) { l.add(activations_part, std::uint64_t(std::max<std::int64_t>(n, 1)) * 4); };
@@ -98,7 +98,8 @@ void add_activations(layout& l, const model_config& c, std::int64_t T, std::int6
   for (int i = 0; i < 3; ++i) floats(T * kvw);
   floats(T * (qw + 2 * kvw));  // stacked projections (model_weights.hpp: layer_weights::stacked)
   for (int i = 0; i < 3; ++i) floats(T * c.ffn);
-  floats(c.n_head * T * context);  // scores (a GPU keeps no probabilities: attention_passes' from_scores)
+  floats(c.n_head * T * context);  // scores
+  floats(c.n_head * T * context);  // probs
   floats(c.n_head * T);
   floats(c.n_head * T);
   floats(T * std::max<std::int64_t>(c.n_head, 1));

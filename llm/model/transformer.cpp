@@ -61,8 +61,8 @@ struct linear {
 struct attention_passes {
   launchable scores, max, exp, sum, attend;
   attention_passes() = default;
-  // from_scores (GPUs): no exp pass; the sum and the weighted sum compute the exponentials from
-  // the scores and maxima themselves (attention_kernels.hpp).
+  // from_scores (a GPU's decode): no exp pass; the sum and the weighted sum compute the
+  // exponentials from the scores and maxima themselves (attention_kernels.hpp).
   attention_passes(const attention_shape& s, bool from_scores)
       : scores(scores_kernel(s)), max(softmax_max_kernel(s)),
         exp(from_scores ? ast::kernel{} : softmax_exp_kernel(s)), sum(softmax_sum_kernel(s, from_scores)),
@@ -332,11 +332,9 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.stacked = floats(dev, T * (qw + 2 * kvw));
   for (buffer* b : {&s.g, &s.u, &s.ff}) *b = floats(dev, T * c.ffn);
   // Exponentials apart from the scores: written in place, the exp loop's aliasing check
-  // failed and it ran scalar (0.4 ms a layer at context 4096, 1B, context_bench -v). A GPU's
-  // attention computes them where they are used, never stored (attention_passes' from_scores).
-  const bool exps_inline = matmul_form_for(dev) == matmul_form::gpu;
+  // failed and it ran scalar (0.4 ms a layer at context 4096, 1B, context_bench -v).
   s.scores = floats(dev, c.n_head * T * max_context_);
-  if (!exps_inline) s.probs = floats(dev, c.n_head * T * max_context_);
+  s.probs = floats(dev, c.n_head * T * max_context_);
   s.row_max = floats(dev, c.n_head * T);
   s.row_sum = floats(dev, c.n_head * T);
   s.scale = floats(dev, T * std::max(c.n_head, std::int64_t(1)));
@@ -386,11 +384,16 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   const matmul_form form = matmul_form_for(dev);
   // On GPUs a full chunk takes kernels fixed to its length (linear::chunk, chunk_attention).
   const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
+  // A GPU's decode computes attention's exponentials where it uses them (from_scores), one
+  // dispatch fewer a layer; its full chunks keep the exp pass: their weighted sum, scheduled two
+  // work-items to a walk, took 20 us a layer with the exps inline against 4.9 (the 1B's chunk of
+  // 32, modeled on an RX 7900 XTX).
+  const bool exps_inline = form == matmul_form::gpu;
   s.attention = attention_passes(shape, exps_inline);
   if (fixed_chunks) {
     attention_shape full = shape;
     full.tokens = T;
-    s.chunk_attention = attention_passes(full, exps_inline);
+    s.chunk_attention = attention_passes(full, false);
   }
   s.swiglu = swiglu_op(dev, T, c.ffn);
   const bool bytes = form == matmul_form::gpu;  // a GPU's matmuls read the rounded activations as int8
