@@ -1,0 +1,193 @@
+// transformer_layer.cpp: the order a step's kernels run in: each layer's attention block and
+// feed-forward block, then the head, with the rounding of each matmul input (transformer.cpp
+// builds the kernels and buffers; transformer_state.hpp holds them).
+#include <array>
+#include <optional>
+#include <vector>
+
+#include "llm/model/transformer_state.hpp"
+
+namespace tg::model {
+
+void transformer::run_layer(std::size_t index) {
+  state& s = *s_;
+  struct in_layer {  // the profile's launch observer is told which layer a launch is in
+    int& at;
+    in_layer(int& a, std::size_t i) : at(a) { at = int(i); }
+    ~in_layer() { at = -1; }
+  } marking(s.layer, index);
+  const layer_weights& w = weights_.layers[index];
+  layer_kernels& k = s.layers[index];
+  // Where the queries, keys and values are: their own buffers, or rows of the stacked projections'.
+  const std::array<head_rows, 3> rows = projection_rows(w, config_.n_head * config_.head_dim,
+                                                        config_.n_kv_head * config_.head_dim);
+  // The kernel a matmul runs in this forward. A decode batch computes each row as the one-token
+  // kernel does: with matmul_batch_kernel for a multiple of its token lanes, else with the
+  // one-token kernel itself.
+  auto pick = [&](const linear& l) -> const launchable& {
+    const std::int64_t tokens = s.vars[var_tokens];
+    const bool batch = !s.batch_sequences.empty();
+    const bool tiled = tokens >= prefill_token_lanes && tokens % prefill_token_lanes == 0;
+    if (tiled && !batch && tokens == chunk_size_ && !l.chunk.kernel.nodes.empty()) return l.chunk;
+    return tiled ? (batch ? l.batch : l.prefill) : l.kernel;
+  };
+  // What the rounded inputs of `readers` in block size `block` must carry this forward.
+  // Readers without a weight are the layer's unused kernels (projections stacked, or the stack).
+  auto needs_of = [&](std::int64_t block, std::initializer_list<const linear*> readers) {
+    activation_needs n;
+    for (const linear* l : readers) {
+      if (l->w == nullptr || !uses_int8_activations(*l->w) || activation_block_for(*l->w) != block) continue;
+      const bool tiles = reads_tiles(pick(*l));
+      n.wanted = true;
+      n.sums = n.sums || (tiles ? tiles_take_sums(*l->w) : pick(*l).reads_sums);
+      n.bytes = n.bytes || (tiles && reads_activation_bytes(*l->w));
+    }
+    return n;
+  };
+  auto matmul = [&](const linear& l, const buffer& out, const buffer& in, const buffer& residual = {},
+                    const std::optional<weight>& bias = std::nullopt) {
+    const launchable& kernel = pick(l);
+    const std::int64_t weight = l.w->rows * l.w->row_bytes;
+    if (uses_int8_activations(*l.w)) {
+      const rounded_input& r = s.rounded.at(activation_block_for(*l.w));
+      const bool bytes = reads_tiles(kernel) && reads_activation_bytes(*l.w);
+      const buffer all[] = {out, l.w->data, bytes ? r.xb : r.xq, residual.data() ? residual : out, bias ? bias->data : out,
+                            r.xs, r.xsum, l.w->tiles.data() ? l.w->tiles : out};
+      s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)), weight);
+    } else if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data}, weight);
+    else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual}, weight);
+    else s.run(dev_, kernel, {out, l.w->data, in}, weight);
+  };
+  // Rounds `in` (`width` wide) to 8 bits in s.rounded, in the block sizes the matmuls reading it take.
+  auto quantize = [&](const buffer& in, std::int64_t width, std::initializer_list<const linear*> readers) {
+    for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
+      const activation_needs needs = needs_of(block, readers);
+      if (needs.wanted) s.round_input(dev_, s.act_quant.at({width, block}), s.rounded.at(block), in, block, needs);
+    }
+  };
+  // The matmul inputs `readers` want from an elementwise result: rounded to 8 bits by the
+  // plans `round_scale`/`round` (the result recomputed in each, never stored), and as floats
+  // by `floats` into `to` when a reader takes floats. `named` are the plans' inputs.
+  auto matmul_inputs = [&](const std::map<std::int64_t, planned>& round_scale,
+                           const std::map<std::int64_t, planned>& round, const planned& floats, const buffer& to,
+                           std::int64_t width, std::initializer_list<named_buffer> named,
+                           std::initializer_list<const linear*> readers) {
+    std::vector<named_buffer> with(named);
+    bool float_reader = false;
+    for (const linear* l : readers) float_reader = float_reader || (l->w != nullptr && !uses_int8_activations(*l->w));
+    for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
+      const activation_needs needs = needs_of(block, readers);
+      if (!needs.wanted) continue;
+      const rounded_input& r = s.rounded.at(block);
+      with.resize(named.size());
+      with.push_back({"out", r.xs});
+      s.run(dev_, round_scale.at(block), with);
+      with.back() = {"xs", r.xs};
+      with.push_back({"out", r.xq});
+      s.run(dev_, round.at(block), with);
+      s.round_extras(dev_, s.act_quant.at({width, block}), r, block, needs);
+    }
+    if (!float_reader) return;
+    with.assign(named);
+    with.push_back({"out", to});
+    s.run(dev_, floats, with);
+  };
+  // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)
+  s.run(dev_, s.norm_scale, {{"x", s.x}, {"eps", s.eps}, {"out", s.scale}});
+  matmul_inputs(s.norm_round_scale, s.norm_round, s.norm_apply, s.hn, config_.dim,
+                {{"x", s.x}, {"s", s.scale}, {"w", w.attn_norm.data}}, {&k.q, &k.k, &k.v, &k.stacked});
+  if (w.stacked) matmul(k.stacked, s.stacked, s.hn, {}, w.stacked->bias);
+  if (k.q.w) matmul(k.q, s.q, s.hn, {}, w.bq);
+  if (k.k.w) matmul(k.k, s.k, s.hn, {}, w.bk);
+  if (k.v.w) matmul(k.v, s.v, s.hn, {}, w.bv);
+  buffer kk = rows[1].stride != 0 ? s.stacked : s.k;
+  if (w.q_norm) {  // qwen3: RMSNorm of each head vector before RoPE (for queries, in RoPE's kernel)
+    s.run(dev_, s.head_scale_q, {{"x", s.q}, {"eps", s.eps}, {"out", s.scale}});
+    s.run(dev_, s.rope_q, {{"x", s.q}, {"s", s.scale}, {"w", w.q_norm->data}, {"cos", s.rope_cos}, {"sin", s.rope_sin},
+                           {"out", s.qr}});
+    s.run(dev_, s.head_scale_k, {{"x", s.k}, {"eps", s.eps}, {"out", s.scale}});
+    s.run(dev_, s.head_apply_k, {{"x", s.k}, {"s", s.scale}, {"w", w.k_norm->data}, {"out", s.kn}});
+    kk = s.kn;
+  } else {
+    if (rows[0].stride != 0) s.run(dev_, s.rope_q_rows.at(rows[0]), {s.qr, s.stacked, s.rope_cos, s.rope_sin});
+    else s.run(dev_, s.rope_q, {{"x", s.q}, {"cos", s.rope_cos}, {"sin", s.rope_sin}, {"out", s.qr}});
+  }
+  // Attention on one sequence's cache: its keys and values go in at their positions, and its
+  // queries read the cache up to there.
+  auto attend = [&](int seq, const buffer& keys, const buffer& values, const buffer& queries, const buffer& out,
+                    const buffer& cos, const buffer& sin) {
+    const launchable& rope_k = rows[1].stride != 0 ? s.rope_k_rows.at(rows[1]) : s.rope_k;
+    const launchable& store_v = rows[2].stride != 0 ? s.store_v_rows.at(rows[2]) : s.store_v;
+    s.run(dev_, rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
+    s.run(dev_, store_v, {k.v_cache[std::size_t(seq)], values});
+    const bool full = !s.chunk_attention.attend.kernel.nodes.empty() && s.vars[var_tokens] == chunk_size_;
+    const attention_passes& a = full ? s.chunk_attention : s.attention;
+    s.run(dev_, a.scores, {s.scores, queries, k.k_cache[std::size_t(seq)]});
+    s.run(dev_, a.max, {s.row_max, s.scores});
+    if (a.from_scores()) {
+      s.run(dev_, a.sum, {s.row_sum, s.scores, s.row_max});
+      s.run(dev_, a.attend, {out, s.scores, k.v_cache[std::size_t(seq)], s.row_sum, s.row_max});
+    } else {
+      s.run(dev_, a.exp, {s.probs, s.scores, s.row_max});
+      s.run(dev_, a.sum, {s.row_sum, s.probs});
+      s.run(dev_, a.attend, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
+    }
+  };
+  if (s.batch_sequences.empty()) {
+    attend(s.sequence, kk, rows[2].stride != 0 ? s.stacked : s.v, s.qr, s.att, s.rope_cos, s.rope_sin);
+  } else {  // decode_batch: row i alone, as a one-token forward of its sequence would run it
+    const launch_values batch = s.vars;
+    const row_views& r = *s.rows;
+    for (std::size_t i = 0; i < s.batch_sequences.size(); ++i) {
+      s.vars = {1, s.batch_positions[i], 1, 0};
+      attend(s.batch_sequences[i], w.q_norm ? r.kn[i] : r.k[i], r.v[i], r.qr[i], r.att[i], r.cos[i], r.sin[i]);
+    }
+    s.vars = batch;
+  }
+  quantize(s.att, config_.n_head * config_.head_dim, {&k.o});
+  matmul(k.o, s.x2, s.att, s.x);
+  // FFN block: x = x2 + down(silu(gate·n) * up·n), n = norm(x2)
+  s.run(dev_, s.norm_scale, {{"x", s.x2}, {"eps", s.eps}, {"out", s.scale}});
+  matmul_inputs(s.norm_round_scale, s.norm_round, s.norm_apply, s.hn, config_.dim,
+                {{"x", s.x2}, {"s", s.scale}, {"w", w.ffn_norm.data}}, {&k.gate, &k.up});
+  matmul(k.gate, s.g, s.hn);
+  matmul(k.up, s.u, s.hn);
+  // On the CPU SwiGLU is stored, then rounded: fusing it into the rounding like the norm computes
+  // silu's exp once per rounding kernel, and exp2 is one scalar call per element in the codegen,
+  // so the fused pair measured slower (-v) than this one extra launch. On a GPU the exps are
+  // cheap beside a dispatch (2 us modeled: drivers/emu/shader/modeled_cost.hpp): fused.
+  if (!s.swiglu_round.empty() && uses_int8_activations(*k.down.w)) {
+    matmul_inputs(s.swiglu_round_scale, s.swiglu_round, s.swiglu, s.ff, config_.ffn, {{"g", s.g}, {"u", s.u}},
+                  {&k.down});
+  } else {
+    s.run(dev_, s.swiglu, {{"g", s.g}, {"u", s.u}, {"out", s.ff}});
+    quantize(s.ff, config_.ffn, {&k.down});
+  }
+  matmul(k.down, s.x, s.ff, s.x2);
+}
+
+void transformer::run_head() {
+  state& s = *s_;
+  s.run(dev_, s.norm_scale, {{"x", s.x}, {"eps", s.eps}, {"out", s.scale}});
+  s.run(dev_, s.norm_apply, {{"x", s.x}, {"s", s.scale}, {"w", weights_.output_norm.data}, {"out", s.hn}});
+  const std::int64_t head_bytes = s.output.w->rows * s.output.w->row_bytes;
+  if (uses_int8_activations(*s.output.w)) {
+    const std::int64_t block = activation_block_for(*s.output.w);
+    const rounded_input& r = s.rounded.at(block);
+    // Head rows in token lanes (a decode batch's, or every position's logits) where the head
+    // decodes from tiles: each row as the one-row kernel computes it, the weights read once.
+    const std::int64_t rows = s.vars[var_head_rows];
+    const bool lanes = decodes_from_tiles(*s.output.w) && rows % prefill_token_lanes == 0;
+    const launchable& kernel = lanes ? s.output.batch : s.output.kernel;
+    const bool tiles = reads_tiles(kernel), bytes = tiles && reads_activation_bytes(*s.output.w);
+    s.round_input(dev_, s.head_quant.at(block), r, s.hn, block,
+                  {true, tiles ? tiles_take_sums(*s.output.w) : kernel.reads_sums, bytes});
+    const buffer all[] = {s.logits, s.output.w->data, bytes ? r.xb : r.xq, s.logits, s.logits, r.xs, r.xsum,
+                          s.output.w->tiles.data() ? s.output.w->tiles : s.logits};
+    s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)), head_bytes);
+  } else {
+    s.run(dev_, s.output.kernel, {s.logits, s.output.w->data, s.hn}, head_bytes);
+  }
+}
+
+}  // namespace tg::model
