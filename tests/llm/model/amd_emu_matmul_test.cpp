@@ -93,8 +93,9 @@ TEST_CASE("the LLM's decode matmuls on the emulated GPU, split across work-items
 
 TEST_CASE("a GPU's decode matmul of a K-quant sums its activations itself; its prefill kernels and the CPU's read "
           "them") {
-  // So a decode step launches no activation sum kernel on a GPU (transformer.cpp asks
-  // reads_activation_sums of the kernel it picks). The test above checks its results.
+  // So a decode step launches no activation sum kernel on a GPU (transformer_layer.cpp asks
+  // reads_activation_sums, once per kernel, of the kernel it picks). The test above checks its
+  // results.
   tg::device cpu("CPU");
   for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_1, tensor_type::q5_1, tensor_type::q4_k,
                            tensor_type::q5_k, tensor_type::q6_k}) {
