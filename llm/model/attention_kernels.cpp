@@ -160,8 +160,8 @@ ast::kernel softmax_sum_kernel(const attention_shape& s, bool from_scores) {
 // d as the vector. On the CPU the exponentials come ready (softmax_exp_kernel): computing exp
 // here repeated it for every 8 values of d (1B, 1272-token prompt: this kernel took 16% of the
 // prefill and 12% of decode at that context). A GPU's decode computes them here (from_scores):
-// a few exps per score per work-item cost less than the exp kernel's dispatch. Dividing by the row sum once per output
-// instead of once per probability saves a pass over them.
+// a few exps per score per work-item cost less than the exp kernel's dispatch. Dividing by the
+// row sum once per output instead of once per probability saves a pass over them.
 ast::kernel attend_kernel(const attention_shape& s, bool from_scores) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;

@@ -18,11 +18,15 @@ namespace tg::model {
 namespace {
 
 // 1-D tensors (norms, biases) must be F32, as llama.cpp always writes them.
-weight load_vector(device& dev, const gguf::file& f, const std::string& name, std::int64_t size) {
-  weight w = load_weight(dev, f, name, 1, size);
+weight describe_vector(const gguf::file& f, const std::string& name, std::int64_t size) {
+  weight w = describe_weight(f, name, 1, size);
   if (w.type != gguf::tensor_type::f32)
     throw usage_error(str(f.name(), ": tensor ", name, " has type ", gguf::tensor_type_name(w.type), ", expected F32"));
   return w;
+}
+weight load_vector(device& dev, const gguf::file& f, const std::string& name, std::int64_t size) {
+  describe_vector(f, name, size);
+  return load_weight(dev, f, name, 1, size);
 }
 
 std::optional<weight> find_vector(device& dev, const gguf::file& f, const std::string& name, std::int64_t size) {
@@ -176,16 +180,15 @@ model_weights load_model_weights(device& dev, const gguf::file& f, const model_c
     l.up = load(p + "ffn_up.weight", c.ffn, c.dim);
     l.down = load(p + "ffn_down.weight", c.dim, c.ffn);
     if (c.qkv_bias) {
-      l.bq = load_vector(dev, f, p + "attn_q.bias", q_width);
-      l.bk = load_vector(dev, f, p + "attn_k.bias", kv_width);
-      l.bv = load_vector(dev, f, p + "attn_v.bias", kv_width);
-      if (l.stacked) {  // F32 vectors: they always stack
-        const std::optional<weight>* biases[3] = {&l.bq, &l.bk, &l.bv};
-        std::vector<weight> parts;
-        for (int j = l.stacked->first; j < l.stacked->first + l.stacked->count; ++j) parts.push_back(**biases[j]);
-        l.stacked->bias = stack_weights(dev, f, parts, p + "attn_stacked.bias");
-        if (!l.stacked->bias) throw usage_error(str(f.name(), ": layer ", i, "'s attention biases differ in type"));
+      // The stacked projections' biases only described (their bytes go up once, stacked).
+      std::optional<weight>* biases[3] = {&l.bq, &l.bk, &l.bv};
+      std::vector<weight> parts;
+      for (int j = 0; j < 3; ++j) {
+        const std::string name = p + names[j] + ".bias";
+        if (j >= first && j < first + count) parts.push_back(*(*biases[j] = describe_vector(f, name, widths[j])));
+        else *biases[j] = load_vector(dev, f, name, widths[j]);
       }
+      if (l.stacked) l.stacked->bias = stack_weights(dev, f, parts, p + "attn_stacked.bias").value();  // F32 vectors
     }
     if (c.qk_norm) {
       l.q_norm = load_vector(dev, f, p + "attn_q_norm.weight", c.head_dim);

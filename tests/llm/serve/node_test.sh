@@ -30,7 +30,8 @@ for package in "$@"; do
 done
 log=$(mktemp)
 trap 'rm -f "$log"; [ -n "${pid:-}" ] && kill -9 "$pid" 2> /dev/null' EXIT
-"$TG_SERVE_LLM" -m "$TG_SERVE_MODEL" --serve 0 --threads 1 --max-context "${TG_SERVE_CONTEXT:-4096}" --queue-limit 16 2> "$log" &
+"$TG_SERVE_LLM" -m "$TG_SERVE_MODEL" --serve 0 --threads 1 --max-context "${TG_SERVE_CONTEXT:-4096}" \
+  --queue-limit 16 2> "$log" &
 pid=$!
 port=""
 for _ in $(seq 1 600); do
