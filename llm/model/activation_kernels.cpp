@@ -29,6 +29,26 @@ ast::kernel activation_scale_kernel(std::int64_t K, launch_var rows, int first, 
   return kb.finish();
 }
 
+ast::kernel norm_scale_round_kernel(std::int64_t K, std::int64_t block) {
+  check_block(K, block);
+  kernel_builder kb;
+  const std::int64_t blocks = K / block;
+  auto t = kb.output_range(kb.variable(var_tokens));
+  auto b = kb.output_range(blocks);
+  auto j = kb.reduce_range(K);
+  auto i = kb.reduce_range(block);
+  auto xj = kb.load<float>(2, t * K + j);
+  // 1 / sqrt(mean(x^2) + eps), as tg::rms_scale (include/tg/dsl/composites.hpp) computes it.
+  auto mean = kb.sum(xj * xj, j) * (1.0 / double(K)) + kb.load<float>(4, kb.index(0));
+  auto scale = kb.unary(ast::op::reciprocal, kb.unary(ast::op::sqrt, mean));
+  auto xw = kb.load<float>(2, t * K + b * block + i) * kb.load<float>(3, b * block + i);
+  // max |x s w| = s max |x w|, for s > 0.
+  auto amax = kb.max(kb.maximum(xw, -xw), i) * scale;
+  kb.store(0, t * blocks + b, amax * (1.0 / 127.0));
+  kb.store(1, t, scale);  // once for each block of the row: the same value to the same place
+  return kb.finish();
+}
+
 ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block, bool bytes) {
   check_block(K, block);
   kernel_builder kb;

@@ -21,6 +21,13 @@ inline constexpr std::int64_t activation_block = 32;  // the smallest block, and
 // Slots: 0 xs (float32, rows × K / block), 1 x (float32).
 ast::kernel activation_scale_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block = activation_block);
 
+// RMSNorm's row scale and the block scales of its output's rounding in one kernel (a GPU's: a
+// dispatch fewer for each norm, whose rows it reads once per block): for n = x * s * w with
+// s[t] = 1 / sqrt(mean(x[t]^2) + eps), xs[t][b] = max|n over block b| / 127 (the blocks of
+// layer_plans.hpp: norm_round_scale_op, given s) and s itself, for the rounding and the float
+// readers. Rows: var_tokens. Slots: 0 xs, 1 s (float32 [T]), 2 x, 3 w ([K]), 4 eps (float32 [1]).
+ast::kernel norm_scale_round_kernel(std::int64_t K, std::int64_t block);
+
 // xq[t][k] = q. Slots: 0 xq (int16, rows × K; int8 with `bytes`, as a GPU's matmuls read it:
 // linear_kernels.hpp, matmul_form::gpu), 1 x (float32), 2 xs (from the kernel above).
 ast::kernel activation_quant_kernel(std::int64_t K, launch_var rows, int first, std::int64_t block = activation_block,

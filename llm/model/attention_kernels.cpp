@@ -50,33 +50,61 @@ kvalue shifted_exp(kernel_builder& kb, kvalue row, kvalue ctx, kvalue c, int max
   return exp2_nonpositive(kb, (kb.load<float>(1, row * ctx + c) - kb.load<float>(max_slot, row)) * log2_e);
 }
 
+// RoPE's rotation of element d of a head vector: its pair's partner, which of the two it is, and
+// the index of their angle. NORM rotates (2i, 2i+1); NEOX rotates (i, i + half).
+struct rope_pair {
+  kvalue partner, first, angle;
+};
+rope_pair pair_of(kernel_builder& kb, const attention_shape& s, kvalue d) {
+  const std::int64_t hd = s.head_dim, half = hd / 2;
+  if (s.rope == rope_style::norm) return {d + 1 - (d % 2) * 2, d % 2 < kb.index(1), d / 2};
+  return {(d + half) % hd, d < kb.index(half), d % half};
+}
+
+// Element d of the head at `head_at` (floats of x in `slot`) rotated at token t's angles, the
+// tables in slots cos_slot and cos_slot + 1 (this chunk's rows [t][head_dim / 2]).
+kvalue rotated(kernel_builder& kb, const attention_shape& s, int slot, kvalue head_at, kvalue t, kvalue d, int cos_slot) {
+  const rope_pair p = pair_of(kb, s, d);
+  const std::int64_t half = s.head_dim / 2;
+  auto x = kb.load<float>(slot, head_at + d), xp = kb.load<float>(slot, head_at + p.partner);
+  auto cos = kb.load<float>(cos_slot, t * half + p.angle), sin = kb.load<float>(cos_slot + 1, t * half + p.angle);
+  return x * cos + kb.where(p.first, -xp, xp) * sin;  // the pair's first member takes -sin
+}
+
+// Where token t's head h begins in an activation laid out as `rows` says, `heads` heads a row.
+kvalue head_at(kernel_builder& kb, const attention_shape& s, head_rows rows, std::int64_t heads, kvalue t, kvalue h) {
+  if (rows.stride == 0) return (t * heads + h) * s.head_dim;
+  return t * rows.stride + kb.index(rows.offset) + h * s.head_dim;
+}
+
 }  // namespace
 
 ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache, head_rows rows) {
   kernel_builder kb;
-  const std::int64_t hd = s.head_dim, half = hd / 2;
+  const std::int64_t hd = s.head_dim;
   auto h = kb.output_range(heads);
   auto t = kb.output_range(chunk_tokens(kb, s));
   auto d = kb.output_range(hd);
   auto pos = kb.variable(var_start_pos) + t;
-  // NORM rotates (2i, 2i+1); NEOX rotates (i, i + half). sign: -1 on the pair's first member.
-  kvalue i, partner, first;
-  if (s.rope == rope_style::norm) {
-    i = d / 2;
-    partner = d + 1 - (d % 2) * 2;
-    first = d % 2 < kb.index(1);
-  } else {
-    i = d % half;
-    partner = (d + half) % hd;
-    first = d < kb.index(half);
-  }
-  auto row = (t * heads + h) * hd;
-  auto x_row = rows.stride == 0 ? row : t * rows.stride + kb.index(rows.offset) + h * hd;
-  auto x = kb.load<float>(1, x_row + d), xp = kb.load<float>(1, x_row + partner);
-  auto cos = kb.load<float>(2, t * half + i), sin = kb.load<float>(3, t * half + i);  // this chunk's rows
-  auto rotated = x * cos + kb.where(first, -xp, xp) * sin;
-  if (to_cache) kb.store(0, (h * s.max_context + pos) * hd + d, kb.cast(s.cache, rotated));
-  else kb.store(0, row + d, rotated);
+  auto value = rotated(kb, s, 1, head_at(kb, s, rows, heads, t, h), t, d, 2);
+  if (to_cache) kb.store(0, (h * s.max_context + pos) * hd + d, kb.cast(s.cache, value));
+  else kb.store(0, (t * heads + h) * hd + d, value);
+  return kb.finish();
+}
+
+ast::kernel rope_store_kernel(const attention_shape& s, const std::array<head_rows, 3>& rows) {
+  kernel_builder kb;
+  const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
+  auto kvh = kb.output_range(s.n_kv_head);
+  auto t = kb.output_range(chunk_tokens(kb, s));
+  auto g = kb.output_range(group);
+  auto d = kb.output_range(hd);
+  auto h = kvh * group + g;
+  auto at = (kvh * s.max_context + kb.variable(var_start_pos) + t) * hd + d;  // in the caches
+  kb.store(0, (t * s.n_head + h) * hd + d, rotated(kb, s, 3, head_at(kb, s, rows[0], s.n_head, t, h), t, d, 6));
+  // Once for each query head of the group: the same value into the same place.
+  kb.store(1, at, kb.cast(s.cache, rotated(kb, s, 4, head_at(kb, s, rows[1], s.n_kv_head, t, kvh), t, d, 6)));
+  kb.store(2, at, kb.cast(s.cache, kb.load<float>(5, head_at(kb, s, rows[2], s.n_kv_head, t, kvh) + d)));
   return kb.finish();
 }
 
@@ -161,8 +189,10 @@ ast::kernel softmax_sum_kernel(const attention_shape& s, bool from_scores) {
 // here repeated it for every 8 values of d (1B, 1272-token prompt: this kernel took 16% of the
 // prefill and 12% of decode at that context). A GPU's decode computes them here (from_scores):
 // a few exps per score per work-item cost less than the exp kernel's dispatch. Dividing by the
-// row sum once per output instead of once per probability saves a pass over them.
-ast::kernel attend_kernel(const attention_shape& s, bool from_scores) {
+// row sum once per output instead of once per probability saves a pass over them. From the
+// scores alone (a GPU's decode) the max and sum passes' dispatches are gone too: each
+// work-item reads its heads' score rows twice more, from the cache, before the values.
+ast::kernel attend_kernel(const attention_shape& s, softmax_from from) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
   auto kvh = kb.output_range(s.n_kv_head);
@@ -173,12 +203,24 @@ ast::kernel attend_kernel(const attention_shape& s, bool from_scores) {
   auto ctx = context(kb, s);
   auto c = kb.reduce_range(ctx);
   auto row = h * chunk_tokens(kb, s) + t;
-  auto p = from_scores ? shifted_exp(kb, row, ctx, c, 4) : kb.load<float>(1, row * ctx + c);
+  kvalue p, row_sum;
+  if (from == softmax_from::scores) {
+    // The row's maximum and the sum of its exponentials, each in a loop of its own: neither
+    // depends on c or d, so the codegen computes them once, before the weighted sum's loop
+    // (llvm_emitter.hpp: invariant_reduces).
+    auto cm = kb.reduce_range(ctx), cs = kb.reduce_range(ctx);
+    auto m = kb.max(kb.load<float>(1, row * ctx + cm), cm);
+    auto exp_at = [&](kvalue at) { return exp2_nonpositive(kb, (kb.load<float>(1, row * ctx + at) - m) * log2_e); };
+    p = exp_at(c);
+    row_sum = kb.sum(exp_at(cs), cs);
+  } else {
+    p = from == softmax_from::scores_and_max ? shifted_exp(kb, row, ctx, c, 4) : kb.load<float>(1, row * ctx + c);
+    row_sum = kb.load<float>(3, h * chunk_tokens(kb, s) + t);
+  }
   auto v = kb.load(2, s.cache, (kvh * s.max_context + c) * hd + d);
   // One prefetch per step: a step reads 8-32 values of d, at most one 64-byte line.
   v = prefetch_cache(kb, 2, ((kvh * s.max_context + c) * hd + d) * size_bytes(s.cache), 1, v);
-  auto inverse_sum = kb.unary(ast::op::reciprocal, kb.load<float>(3, h * chunk_tokens(kb, s) + t));
-  kb.store(0, (t * s.n_head + h) * hd + d, kb.sum(p * v, c) * inverse_sum);
+  kb.store(0, (t * s.n_head + h) * hd + d, kb.sum(p * v, c) * kb.unary(ast::op::reciprocal, row_sum));
   ast::kernel kernel = kb.finish();
   // d as one vector of up to 32 lanes: each pass over the values then reads whole 64-byte
   // lines of an f16 cache (8 lanes read 16 bytes of each row per pass, 8 passes per row).

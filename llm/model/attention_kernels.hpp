@@ -2,12 +2,15 @@
 // separate kernels: scores, row max, exponentials, their row sum, then the weighted sum of V
 // divided by that sum. After the scores (which read each key once for every query head of its
 // GQA group) the passes run over n_head x context floats, which stay in the core's L2 at
-// decode; the values are read once, by the last.
+// decode; the values are read once, by the last. A GPU, for which each dispatch costs more than
+// recomputing, runs fused forms: RoPE and both cache writes in one kernel, and at decode the
+// weighted sum finding the row's max and sum itself (softmax_from).
 //
 // Layouts: q/k/v activations are [t][head][head_dim] (the matmul output); each layer's
 // cache is [kv_head][max_context][head_dim]; scores are [head][t][ctx] with
 // ctx = start_pos + T, so every kernel takes T and start_pos as launch variables.
 #pragma once
+#include <array>
 #include <compare>
 #include <cstdint>
 
@@ -44,6 +47,13 @@ ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_ca
 // cache[h][start_pos + t][d] = v[t][h][d], v's rows as `rows` says. Slots: 0 cache, 1 v.
 ast::kernel cache_store_kernel(const attention_shape& s, head_rows rows = {});
 
+// RoPE of the queries into y and of the keys into the key cache, and the values into the value
+// cache (rope_kernel twice and cache_store_kernel) in one kernel: a GPU's, two dispatches fewer a
+// layer. q, k and v are read as `rows` says. Slots: 0 y, 1 key cache, 2 value cache, 3 q, 4 k,
+// 5 v, 6 cos, 7 sin. A work-item per query head's element, so each key and value is written
+// once for every query head of its group: the same value to the same place.
+ast::kernel rope_store_kernel(const attention_shape& s, const std::array<head_rows, 3>& rows);
+
 // s[h][t][c] = q[t][h]·K[h / group][c] / sqrt(head_dim), or -1e30 where c > start_pos + t.
 // Slots: 0 s, 1 q, 2 key cache.
 ast::kernel scores_kernel(const attention_shape& s);
@@ -60,8 +70,14 @@ ast::kernel softmax_exp_kernel(const attention_shape& s);
 // 1 s, 2 m (a GPU's decode, where an exp costs far less than softmax_exp_kernel's dispatch).
 ast::kernel softmax_sum_kernel(const attention_shape& s, bool from_scores = false);
 
-// o[t][h][d] = sum_c p[h][t][c] * V[h / group][c][d] / l[h][t]. Slots: 0 o, 1 p,
-// 2 value cache, 3 l. from_scores: p = exp(s - m) computed here, slot 1 s and slot 4 m.
-ast::kernel attend_kernel(const attention_shape& s, bool from_scores = false);
+// What attend_kernel reads of the softmax: the probabilities (softmax_exp_kernel's) and their
+// row sums; the scores, their row maxima and the sums (softmax_sum_kernel from_scores); or
+// the scores alone, the row's maximum and sum computed in the kernel.
+enum class softmax_from { probabilities, scores_and_max, scores };
+
+// o[t][h][d] = sum_c p[h][t][c] * V[h / group][c][d] / l[h][t]. Slots: 0 o, 1 p, 2 value
+// cache, 3 l. scores_and_max: p = exp(s - m) computed here, slot 1 s and slot 4 m. scores:
+// slots 0 o, 1 s, 2 value cache; m and l computed here (one kernel after the scores).
+ast::kernel attend_kernel(const attention_shape& s, softmax_from from = softmax_from::probabilities);
 
 }  // namespace tg::model

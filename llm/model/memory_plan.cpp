@@ -121,13 +121,15 @@ void add_activations(layout& l, const model_config& c, std::int64_t T, std::int6
 // What the compiled kernels take (am_backend_program.cpp: one code object image and 16 kernarg
 // slots each; am_graph.cpp: two command frames per graph, and a sequence has a graph per chunk
 // length and head (transformer.cpp: with logits and without, for the full chunk, each shorter
-// multiple of the token tile and each length under a tile) and one for decode; am_scratch.hpp:
-// the scratch area, 4 KiB until a kernel spills). The model compiles about 40 distinct kernels,
-// 5 more for a full chunk's attention passes, up to 4 for SwiGLU's rounding on GPUs (2 per block
-// size), and per weight type and shape 3 matmuls (decode, any chunk, the full chunk:
-// linear_kernels.hpp); each is budgeted 16 KiB of code and 8 KiB of kernargs (the synthetic llama
-// of tests/llm/model/vram_pressure_test.cpp measured about 4 + 4 KiB a kernel on gfx12), and each
-// graph frame 32 bytes of commands and 256 of kernargs for each of the ~30 launches of a layer.
+// multiple of the token tile and each length under a tile) and two for decode (short and long
+// contexts); am_scratch.hpp: the scratch area, 4 KiB until a kernel spills). The model compiles
+// about 40 distinct kernels, 5 more for a full chunk's attention passes, on GPUs up to 4 for
+// SwiGLU's rounding (2 per block size), 1 for a short decode step's attention, up to 3 for
+// RoPE with the cache stores (by how the layers stack their projections) and 2 for the norm's
+// scale with its rounding's (one per block size), and per weight type and shape 3 matmuls
+// (decode, any chunk, the full chunk: linear_kernels.hpp); each is budgeted 16 KiB of code and
+// 8 KiB of kernargs (the synthetic llama of tests/llm/model/vram_pressure_test.cpp measured
+// about 4 + 4 KiB a kernel on gfx12), and each graph frame 32 bytes of commands and 256 of kernargs for each of the ~30 launches of a layer.
 void add_kernels(layout& l, const gguf::file& f, const model_config& c, int sequences, std::int64_t chunk) {
   std::vector<std::pair<int, std::int64_t>> shapes;  // (tensor type, rows x cols) of the matrices
   for (const auto& t : f.tensors())
@@ -135,7 +137,7 @@ void add_kernels(layout& l, const gguf::file& f, const model_config& c, int sequ
       const std::pair<int, std::int64_t> s{int(t.type), std::int64_t(t.ne[0] * 1000003 + t.ne[1])};
       if (std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
     }
-  const std::size_t kernels = 49 + 3 * shapes.size();
+  const std::size_t kernels = 55 + 3 * shapes.size();
   for (std::size_t i = 0; i < kernels; ++i) {
     l.add(kernels_part, 16 << 10);
     l.add(kernels_part, 8 << 10);
@@ -144,7 +146,7 @@ void add_kernels(layout& l, const gguf::file& f, const model_config& c, int sequ
   const std::int64_t tile = prefill_token_lanes;
   const std::int64_t lengths = chunk / tile + std::min(chunk, tile - 1) + 1;  // tile multiples, shorter ones, the full chunk
   for (int s = 0; s < sequences; ++s)
-    for (std::int64_t g = 0; g < 2 * lengths + 1; ++g) l.add(kernels_part, 2 * launches * (32 + 256));
+    for (std::int64_t g = 0; g < 2 * lengths + 2; ++g) l.add(kernels_part, 2 * launches * (32 + 256));
 }
 
 kv_cache_type resolved_cache(const gguf::file& f, kv_cache_type requested) {

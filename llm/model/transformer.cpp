@@ -165,18 +165,28 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
       s.store_v_rows[rows[2]] = cache_store_kernel(shape, rows[2]);
   }
   const matmul_form form = matmul_form_for(dev);
+  if (form == matmul_form::gpu && !c.qk_norm)
+    for (const layer_weights& l : weights_.layers) {
+      const std::array<head_rows, 3> rows = projection_rows(l, qw, kvw);
+      if (!s.rope_store.contains(rows)) s.rope_store[rows] = rope_store_kernel(shape, rows);
+    }
   // On GPUs a full chunk takes kernels fixed to its length (linear::chunk, chunk_attention).
   const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
-  // A GPU's decode computes attention's exponentials where it uses them (from_scores), one
-  // dispatch fewer a layer; its full chunks keep the exp pass: their weighted sum, scheduled two
-  // work-items to a walk, took 20 us a layer with the exps inline against 4.9 (the 1B's chunk of
-  // 32, modeled on an RX 7900 XTX).
-  const bool exps_inline = form == matmul_form::gpu;
-  s.attention = attention_passes(shape, exps_inline);
+  // A GPU's decode step runs attention in two kernels, the scores and the weighted sum, which
+  // finds each row's max and sum of exponentials itself (softmax_from::scores): three dispatches
+  // fewer a layer than the CPU's passes. Past short_attention_context its serial walks cost more
+  // than two dispatches (the 8B's heads, modeled on an RX 7900 XTX: 22.0 against 23.1 us at
+  // context 1024, 42.0 against 39.4 at 2048), and there, and for chunk tails, the passes compute
+  // the exponentials where they are used (scores_and_max). Full chunks keep the exp pass: their
+  // weighted sum, scheduled two work-items to a walk, took 20 us a layer with the exps inline
+  // against 4.9 (the 1B's chunk of 32).
+  const bool gpu = form == matmul_form::gpu;
+  s.attention = attention_passes(shape, gpu ? softmax_from::scores_and_max : softmax_from::probabilities);
+  if (gpu) s.short_attention = attention_passes(shape, softmax_from::scores);
   if (fixed_chunks) {
     attention_shape full = shape;
     full.tokens = T;
-    s.chunk_attention = attention_passes(full, false);
+    s.chunk_attention = attention_passes(full, softmax_from::probabilities);
   }
   s.swiglu = swiglu_op(dev, T, c.ffn);
   const bool bytes = form == matmul_form::gpu;  // a GPU's matmuls read the rounded activations as int8
@@ -195,6 +205,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
                                        activation_sum_kernel(width, var_tokens, block, bytes),
                                        activation_byte_kernel(width, var_tokens)};
     if (c.dim % block == 0) {
+      if (form == matmul_form::gpu) s.norm_scale_round[block] = norm_scale_round_kernel(c.dim, block);
       s.norm_round_scale[block] = norm_round_scale_op(dev, T, c.dim, block);
       s.norm_round[block] = norm_round_op(dev, T, c.dim, block, bytes);
     }
@@ -285,7 +296,7 @@ std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, st
   // A decode step or a prefill chunk: its graph.
   const bool graphed = graphs_ && !s.profiling && which != head::all;
   if (graphed) {
-    graph& step = s.step_graphs[{sequence, T, which}];
+    graph& step = s.step_graphs[{sequence, T, which, s.short_decode(start_pos, T)}];
     if (!step) step = capture_step(start_pos, which);
     step.replay({start_pos});
   } else {
@@ -361,6 +372,11 @@ void transformer::prepare_partial_chunks() {
   for (layer_kernels& k : s_->layers)
     for (const linear* l : {&k.q, &k.k, &k.v, &k.stacked, &k.o, &k.gate, &k.up, &k.down})
       if (l->w != nullptr && !l->prefill.prepared) l->prefill.prepared = dev_.prepare(l->prefill.kernel);
+  // And the attention passes of chunk tails, which on GPUs a decode step does not run (it takes
+  // state::short_attention).
+  attention_passes& a = s_->attention;
+  for (launchable* pass : {&a.scores, &a.max, &a.exp, &a.sum, &a.attend})
+    if (!pass->kernel.nodes.empty() && !pass->prepared) pass->prepared = dev_.prepare(pass->kernel);
 }
 
 bool transformer::profiling() const { return s_->profiling; }

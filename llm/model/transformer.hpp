@@ -85,8 +85,8 @@ class transformer {
   // Chunks of a multiple of this many tokens take the prefill matmuls (linear_kernels.hpp).
   std::int64_t token_tile() const;
   // Compiles the matmuls of chunks shorter than chunk_size that are a multiple of token_tile (on
-  // GPUs a full chunk's matmuls are others, fixed to its length), so that after warm_up a
-  // prompt's remainder compiles nothing.
+  // GPUs a full chunk's matmuls are others, fixed to its length) and the attention passes of
+  // chunk tails, so that after warm_up a prompt's remainder compiles nothing.
   void prepare_partial_chunks();
   // Weight bytes read per token, and KV-cache bytes read at a given context length.
   std::uint64_t weight_bytes_per_token() const { return weights_.bytes_per_token(); }

@@ -68,10 +68,11 @@ void transformer::run_layer(std::size_t index) {
   // The matmul inputs `readers` want from an elementwise result: rounded to 8 bits by the
   // plans `round_scale`/`round` (the result recomputed in each, never stored), and as floats
   // by `floats` into `to` when a reader takes floats. `named` are the plans' inputs.
+  // scaled_block: the block size whose scales are already in s.rounded (norm_scale_round).
   auto matmul_inputs = [&](const std::map<std::int64_t, planned>& round_scale,
                            const std::map<std::int64_t, planned>& round, const planned& floats, const buffer& to,
                            std::int64_t width, std::initializer_list<named_buffer> named,
-                           std::initializer_list<const linear*> readers) {
+                           std::initializer_list<const linear*> readers, std::int64_t scaled_block = 0) {
     std::vector<named_buffer> with(named);
     bool float_reader = false;
     for (const linear* l : readers) float_reader = float_reader || (l->w != nullptr && !uses_int8_activations(*l->w));
@@ -81,7 +82,7 @@ void transformer::run_layer(std::size_t index) {
       const rounded_input& r = s.rounded.at(block);
       with.resize(named.size());
       with.push_back({"out", r.xs});
-      s.run(dev_, round_scale.at(block), with);
+      if (block != scaled_block) s.run(dev_, round_scale.at(block), with);
       with.back() = {"xs", r.xs};
       with.push_back({"out", r.xq});
       s.run(dev_, round.at(block), with);
@@ -92,16 +93,33 @@ void transformer::run_layer(std::size_t index) {
     with.push_back({"out", to});
     s.run(dev_, floats, with);
   };
+  // RMSNorm of x with weight `gamma` into what `readers` take: its row scale first, on GPUs in
+  // the kernel of the first block scales the readers want (norm_scale_round).
+  auto normed_inputs = [&](const buffer& x, const weight& gamma, std::initializer_list<const linear*> readers) {
+    std::int64_t scaled = 0;
+    for (std::int64_t block : {std::int64_t(32), std::int64_t(256)})
+      if (scaled == 0 && s.norm_scale_round.contains(block) && needs_of(block, readers).wanted) scaled = block;
+    if (scaled != 0) s.run(dev_, s.norm_scale_round.at(scaled), {s.rounded.at(scaled).xs, s.scale, x, gamma.data, s.eps});
+    else s.run(dev_, s.norm_scale, {{"x", x}, {"eps", s.eps}, {"out", s.scale}});
+    matmul_inputs(s.norm_round_scale, s.norm_round, s.norm_apply, s.hn, config_.dim,
+                  {{"x", x}, {"s", s.scale}, {"w", gamma.data}}, readers, scaled);
+  };
   // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)
-  s.run(dev_, s.norm_scale, {{"x", s.x}, {"eps", s.eps}, {"out", s.scale}});
-  matmul_inputs(s.norm_round_scale, s.norm_round, s.norm_apply, s.hn, config_.dim,
-                {{"x", s.x}, {"s", s.scale}, {"w", w.attn_norm.data}}, {&k.q, &k.k, &k.v, &k.stacked});
+  normed_inputs(s.x, w.attn_norm, {&k.q, &k.k, &k.v, &k.stacked});
   if (w.stacked) matmul(k.stacked, s.stacked, s.hn, {}, w.stacked->bias);
   if (k.q.w) matmul(k.q, s.q, s.hn, {}, w.bq);
   if (k.k.w) matmul(k.k, s.k, s.hn, {}, w.bk);
   if (k.v.w) matmul(k.v, s.v, s.hn, {}, w.bv);
   buffer kk = rows[1].stride != 0 ? s.stacked : s.k;
-  if (w.q_norm) {  // qwen3: RMSNorm of each head vector before RoPE (for queries, in RoPE's kernel)
+  const buffer& vv = rows[2].stride != 0 ? s.stacked : s.v;
+  // On GPUs one kernel ropes the queries and keys and stores the values (not for qwen3's normed
+  // heads, nor a batch's rows, each at its own position in its own cache).
+  const auto one_rope = s.rope_store.find(rows);
+  const bool rope_in_one = !w.q_norm && s.batch_sequences.empty() && one_rope != s.rope_store.end();
+  if (rope_in_one) {
+    s.run(dev_, one_rope->second, {s.qr, k.k_cache[std::size_t(s.sequence)], k.v_cache[std::size_t(s.sequence)],
+                                   rows[0].stride != 0 ? s.stacked : s.q, kk, vv, s.rope_cos, s.rope_sin});
+  } else if (w.q_norm) {  // qwen3: RMSNorm of each head vector before RoPE (for queries, in RoPE's kernel)
     s.run(dev_, s.head_scale_q, {{"x", s.q}, {"eps", s.eps}, {"out", s.scale}});
     s.run(dev_, s.rope_q, {{"x", s.q}, {"s", s.scale}, {"w", w.q_norm->data}, {"cos", s.rope_cos}, {"sin", s.rope_sin},
                            {"out", s.qr}});
@@ -116,15 +134,22 @@ void transformer::run_layer(std::size_t index) {
   // queries read the cache up to there.
   auto attend = [&](int seq, const buffer& keys, const buffer& values, const buffer& queries, const buffer& out,
                     const buffer& cos, const buffer& sin) {
-    const launchable& rope_k = rows[1].stride != 0 ? s.rope_k_rows.at(rows[1]) : s.rope_k;
-    const launchable& store_v = rows[2].stride != 0 ? s.store_v_rows.at(rows[2]) : s.store_v;
-    s.run(dev_, rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
-    s.run(dev_, store_v, {k.v_cache[std::size_t(seq)], values});
+    if (!rope_in_one) {
+      const launchable& rope_k = rows[1].stride != 0 ? s.rope_k_rows.at(rows[1]) : s.rope_k;
+      const launchable& store_v = rows[2].stride != 0 ? s.store_v_rows.at(rows[2]) : s.store_v;
+      s.run(dev_, rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
+      s.run(dev_, store_v, {k.v_cache[std::size_t(seq)], values});
+    }
     const bool full = !s.chunk_attention.attend.kernel.nodes.empty() && s.vars[var_tokens] == chunk_size_;
-    const attention_passes& a = full ? s.chunk_attention : s.attention;
+    const bool short_decode = s.short_decode(s.vars[var_start_pos], s.vars[var_tokens]);
+    const attention_passes& a = full ? s.chunk_attention : short_decode ? s.short_attention : s.attention;
     s.run(dev_, a.scores, {s.scores, queries, k.k_cache[std::size_t(seq)]});
+    if (a.from == softmax_from::scores) {
+      s.run(dev_, a.attend, {out, s.scores, k.v_cache[std::size_t(seq)]});
+      return;
+    }
     s.run(dev_, a.max, {s.row_max, s.scores});
-    if (a.from_scores()) {
+    if (a.from == softmax_from::scores_and_max) {
       s.run(dev_, a.sum, {s.row_sum, s.scores, s.row_max});
       s.run(dev_, a.attend, {out, s.scores, k.v_cache[std::size_t(seq)], s.row_sum, s.row_max});
     } else {
@@ -134,7 +159,7 @@ void transformer::run_layer(std::size_t index) {
     }
   };
   if (s.batch_sequences.empty()) {
-    attend(s.sequence, kk, rows[2].stride != 0 ? s.stacked : s.v, s.qr, s.att, s.rope_cos, s.rope_sin);
+    attend(s.sequence, kk, vv, s.qr, s.att, s.rope_cos, s.rope_sin);
   } else {  // decode_batch: row i alone, as a one-token forward of its sequence would run it
     const launch_values batch = s.vars;
     const row_views& r = *s.rows;
@@ -147,9 +172,7 @@ void transformer::run_layer(std::size_t index) {
   quantize(s.att, config_.n_head * config_.head_dim, {&k.o});
   matmul(k.o, s.x2, s.att, s.x);
   // FFN block: x = x2 + down(silu(gate·n) * up·n), n = norm(x2)
-  s.run(dev_, s.norm_scale, {{"x", s.x2}, {"eps", s.eps}, {"out", s.scale}});
-  matmul_inputs(s.norm_round_scale, s.norm_round, s.norm_apply, s.hn, config_.dim,
-                {{"x", s.x2}, {"s", s.scale}, {"w", w.ffn_norm.data}}, {&k.gate, &k.up});
+  normed_inputs(s.x2, w.ffn_norm, {&k.gate, &k.up});
   matmul(k.gate, s.g, s.hn);
   matmul(k.up, s.u, s.hn);
   // On the CPU SwiGLU is stored, then rounded: fusing it into the rounding like the norm computes

@@ -58,16 +58,24 @@ struct linear {
 };
 
 // Attention's passes after RoPE and the cache write (attention_kernels.hpp), for one shape.
+// On GPUs, the longest context at which a decode step's attention runs in one kernel after the
+// scores (state::short_attention; transformer.cpp says why).
+constexpr std::int64_t short_attention_context = 1024;
+
 struct attention_passes {
   launchable scores, max, exp, sum, attend;
+  softmax_from from = softmax_from::probabilities;
   attention_passes() = default;
-  // from_scores (a GPU's decode): no exp pass; the sum and the weighted sum compute the
-  // exponentials from the scores and maxima themselves (attention_kernels.hpp).
-  attention_passes(const attention_shape& s, bool from_scores)
-      : scores(scores_kernel(s)), max(softmax_max_kernel(s)),
-        exp(from_scores ? ast::kernel{} : softmax_exp_kernel(s)), sum(softmax_sum_kernel(s, from_scores)),
-        attend(attend_kernel(s, from_scores)) {}
-  bool from_scores() const { return exp.kernel.nodes.empty(); }
+  // What the weighted sum reads (attention_kernels.hpp: softmax_from), and so which passes run
+  // before it: max, exp and sum; max and sum (the exponentials computed where they are used);
+  // or none (a GPU's decode: the weighted sum finds the row's max and sum itself).
+  attention_passes(const attention_shape& s, softmax_from f)
+      : scores(scores_kernel(s)), attend(attend_kernel(s, f)), from(f) {
+    if (f == softmax_from::scores) return;
+    max = softmax_max_kernel(s);
+    sum = softmax_sum_kernel(s, f == softmax_from::scores_and_max);
+    if (f == softmax_from::probabilities) exp = softmax_exp_kernel(s);
+  }
 };
 
 // Whether a matmul kernel reads a weight's tiles (matmul_tiles.hpp: slot 7), not its file bytes.
@@ -132,7 +140,12 @@ struct transformer::state {
   launchable embed, rope_k, store_v;
   // RoPE of queries and keys and the value store reading stacked projections, by their rows.
   std::map<head_rows, launchable> rope_q_rows, rope_k_rows, store_v_rows;
+  // On GPUs, the three in one kernel (attention_kernels.hpp: rope_store_kernel), by the rows of
+  // queries, keys and values; empty elsewhere.
+  std::map<std::array<head_rows, 3>, launchable> rope_store;
   attention_passes attention;
+  // On GPUs, a decode step's up to short_attention_context (empty elsewhere).
+  attention_passes short_attention;
   // On GPUs, the passes of a full chunk (attention_shape::tokens at the chunk size), as
   // linear::chunk is for its matmuls; empty elsewhere.
   attention_passes chunk_attention;
@@ -140,6 +153,9 @@ struct transformer::state {
   // RMSNorm fused into the 8-bit rounding of its output, by block size; on GPUs SwiGLU too
   // (empty elsewhere).
   std::map<std::int64_t, planned> norm_round_scale, norm_round, swiglu_round_scale, swiglu_round;
+  // On GPUs, the norm's row scale and its rounding's block scales in one kernel, by block size
+  // (activation_kernels.hpp: norm_scale_round_kernel); empty elsewhere.
+  std::map<std::int64_t, launchable> norm_scale_round;
   std::vector<buffer> slots;  // scratch: a plan kernel's buffers
   linear output;
   std::vector<layer_kernels> layers;
@@ -172,7 +188,11 @@ struct transformer::state {
   // of the token tile, then fewer than a tile: session.cpp's prefill_chunks), so after a few
   // prompts they replay too. Only start_pos changes between steps; the tokens and their RoPE rows
   // are copied into the same buffers first. All-position logits (head::all) always launch.
-  std::map<std::tuple<int, std::int64_t, head>, graph> step_graphs;  // by sequence, tokens, head
+  // By sequence, tokens, head, and whether attention takes short_attention.
+  std::map<std::tuple<int, std::int64_t, head, bool>, graph> step_graphs;
+  bool short_decode(std::int64_t start_pos, std::int64_t tokens) const {
+    return !short_attention.attend.kernel.nodes.empty() && tokens == 1 && start_pos + 1 <= short_attention_context;
+  }
   graph_builder* capturing = nullptr;  // while capturing: where run() adds launches
   graph_var capture_pos;
 

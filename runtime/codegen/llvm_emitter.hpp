@@ -1,5 +1,5 @@
 // llvm_emitter.hpp: the AST -> LLVM IR emitter behind llvm_kernel.hpp (private to the codegen).
-// Values are emitted on demand from the store, one per lane (lanes come from upcast ranges); a
+// Values are emitted on demand from the stores, one per lane (lanes come from upcast ranges); a
 // reduce becomes a loop with one accumulator per lane, or, when hinted reduce_as_lanes, one
 // vector evaluation and a horizontal sum. The last upcast output range is not unrolled but
 // becomes an LLVM vector: values that depend on it are <W x T>, and an index that moves by 1
@@ -73,17 +73,17 @@ class emitter : value_ops {
 
   // With kernel_opts::panel, a loop over panels of the last output range around the output loops
   // (the range's bound may not depend on an outer range then: it is the same for every row).
-  void emit_panels(int store);
+  void emit_panels(const std::vector<int>& stores);
   bool depends_on_range(int n) const;
 
   // The CPU frame: a loop over output range `range` (the outermost over the caller's slice of
-  // it, the last over this panel), the next range's inside, the store innermost.
-  void emit_global_loops(int range, int store);
+  // it, the last over this panel), the next range's inside, the stores innermost.
+  void emit_global_loops(int range, const std::vector<int>& stores);
 
   // The GPU frame: this thread's element (its flat index, or that / G when G threads share
   // each element), if inside the output, split into the range values. The threads of a group
   // have the same element, so they take the bounds check's branch together.
-  void emit_thread_element(int store);
+  void emit_thread_element(const std::vector<int>& stores);
 
   // ceil(bound / u), for a bound known non-negative.
   llvm::Value* upcast_threads(llvm::Value* bound, int u);
@@ -180,6 +180,12 @@ class emitter : value_ops {
   // The reduce that takes the nested lanes under split reduce x: its body, where that is a loop
   // reduce of the same kind (so the parts of both add up in one combine), else none.
   const ast::node* nested_body(const ast::node& x) const;
+  // The reduces inside reduce x's body that depend on neither x's range nor the range of a
+  // reduce between them and x: each computes the same value on every trip, so x emits them
+  // before its loop.
+  std::vector<int> invariant_reduces(const ast::node& x) const;
+  // Whether n's value reads any of `ranges` (range nodes).
+  bool uses_range(int n, const std::vector<int>& ranges) const;
   // Whether the value `n` computes has a reduce loop in it (a reduce the codegen does not
   // evaluate as vector lanes). Memoized: bodies share nodes.
   bool has_loop_below(int n);

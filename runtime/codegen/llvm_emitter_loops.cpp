@@ -31,10 +31,10 @@ void emitter::close_loop(loop& l) {
   b_.SetInsertPoint(l.exit);
 }
 
-void emitter::emit_panels(int store) {
+void emitter::emit_panels(const std::vector<int>& stores) {
   const int last = n_global_ - 1;
   if (opts_.panel <= 0 || last < 1) {
-    emit_global_loops(0, store);
+    emit_global_loops(0, stores);
     return;
   }
   if (opts_.panel % upcast(last) != 0)
@@ -47,7 +47,7 @@ void emitter::emit_panels(int store) {
   panel_begin_ = p.index;
   llvm::Value* next = b_.CreateAdd(p.index, b_.getInt64(std::uint64_t(trips_per_panel)), "", true, true);
   panel_end_ = b_.CreateSelect(b_.CreateICmpSLT(next, trip), next, trip);
-  emit_global_loops(0, store);
+  emit_global_loops(0, stores);
   close_loop(p);
 }
 
@@ -60,9 +60,9 @@ bool emitter::depends_on_range(int n) const {
   return false;
 }
 
-void emitter::emit_global_loops(int range, int store) {
+void emitter::emit_global_loops(int range, const std::vector<int>& stores) {
   if (range == n_global_) {
-    emit(store);
+    for (int store : stores) emit(store);
     return;
   }
   int node = find_range(range);
@@ -92,12 +92,12 @@ void emitter::emit_global_loops(int range, int store) {
       v[std::size_t(lane)] = lane_digit(lane, range) == 0 ? base : b_.CreateAdd(base, b_.getInt64(lane_digit(lane, range)), "", true, true);
   }
   scopes_.back()[node] = v;
-  emit_global_loops(range + 1, store);
+  emit_global_loops(range + 1, stores);
   scopes_.pop_back();
   close_loop(l);
 }
 
-void emitter::emit_thread_element(int store) {
+void emitter::emit_thread_element(const std::vector<int>& stores) {
   llvm::Value* id = frame_.thread_index();
   if (const int g = opts_.group_lanes; g > 1) {
     if ((g & (g - 1)) != 0 || g > 32 || !frame_.lane_swap)
@@ -125,7 +125,7 @@ void emitter::emit_thread_element(int store) {
     if (r > 0) rest = b_.CreateUDiv(rest, threads[std::size_t(r)]);
     scopes_.back()[find_range(r)] = upcast(r) == 1 ? splat(value) : tile_values(value, bounds[std::size_t(r)], r);
   }
-  emit(store);
+  for (int store : stores) emit(store);
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
 }

@@ -6,12 +6,17 @@
 #include <llvm/Support/KnownBits.h>
 #include <algorithm>
 #include <bit>
+#include <set>
 #include <tg/core/error.hpp>
 #include "runtime/codegen/x86_dot_sums.hpp"
 
 namespace tg::codegen {
 
 lanes emitter::reduce(const ast::node& x) {
+  // Reduces in the body that do not depend on this one's range (the row maximum inside a sum of
+  // exponentials) are computed once, here, before the loop: not once per trip. Emitted at this
+  // depth, a top-level one is split across the group like any other.
+  for (int inner : invariant_reduces(x)) emit(inner);
   const ast::node& r = nodes_[std::size_t(x.src[1])];
   // The group's threads split a top-level reduce (one not inside another's loop) between them,
   // a lane-hinted one too: what the CPU lays out as vector lanes, a GPU lays out as threads.
@@ -101,6 +106,44 @@ lanes emitter::reduce(const ast::node& x) {
     nested_reduce_ = nullptr;
   }
   return result;
+}
+
+std::vector<int> emitter::invariant_reduces(const ast::node& x) const {
+  std::vector<int> found;
+  std::set<int> seen;
+  // n's subtree, inside the loops of the ranges in `bound`: a reduce that uses none of them is
+  // found (its own inside comes with it); one that does binds its range for what it holds.
+  auto walk = [&](auto&& self, int n, std::vector<int>& bound) -> void {
+    if (n == ast::none || !seen.insert(n).second) return;
+    const ast::node& y = nodes_[std::size_t(n)];
+    if (ast::is_reduce(y.o)) {
+      if (!uses_range(n, bound)) {
+        found.push_back(n);
+        return;
+      }
+      bound.push_back(y.src[1]);
+      self(self, y.src[0], bound);
+      bound.pop_back();
+      return;
+    }
+    for (int s = 0; s < ast::source_count(y.o); ++s) self(self, y.src[s], bound);
+  };
+  std::vector<int> bound = {x.src[1]};
+  walk(walk, x.src[0], bound);
+  return found;
+}
+
+bool emitter::uses_range(int n, const std::vector<int>& ranges) const {
+  std::set<int> seen;
+  auto walk = [&](auto&& self, int m) -> bool {
+    if (m == ast::none || !seen.insert(m).second) return false;
+    if (std::find(ranges.begin(), ranges.end(), m) != ranges.end()) return true;
+    const ast::node& y = nodes_[std::size_t(m)];
+    for (int s = 0; s < ast::source_count(y.o); ++s)
+      if (self(self, y.src[s])) return true;
+    return false;
+  };
+  return walk(walk, n);
 }
 
 const ast::node* emitter::nested_body(const ast::node& x) const {

@@ -16,19 +16,21 @@ void emitter::run() {
   fmf.setAllowContract(true);
   b_.setFastMathFlags(fmf);
   scopes_.emplace_back();
-  int store = -1;
+  // Every store, in the order the kernel gives them, at each output element: a kernel may
+  // write several buffers from values it computes once (RoPE of queries and keys, say).
+  std::vector<int> stores;
   for (std::size_t i = 0; i < nodes_.size(); ++i)
-    if (nodes_[i].o == ast::op::store) store = int(i);
-  if (store < 0) throw usage_error("codegen: the kernel has no store");
+    if (nodes_[i].o == ast::op::store) stores.push_back(int(i));
+  if (stores.empty()) throw usage_error("codegen: the kernel has no store");
   if (frame_.gpu()) {
-    emit_thread_element(store);
+    emit_thread_element(stores);
   } else {
     auto args = f_->arg_begin();
     bufs_ = &*args++;
     vars_ = &*args++;
     begin_ = &*args++;
     end_ = &*args;
-    emit_panels(store);
+    emit_panels(stores);
   }
   b_.CreateRetVoid();
 }

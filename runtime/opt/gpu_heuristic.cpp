@@ -276,6 +276,17 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   // per wait, the most a matvec row needs to reach memory speed in the roofline model
   // (tests/bench/gpu_roofline) without spilling.
   if (group > 1) opts.group_lanes = group, opts.reduce_unroll = 4, opts.nested_lanes = nested;
+  // Several split reduces in a kernel that asks for a register tile along its last output range
+  // (decode attention from the scores alone: the row's max and sum of exponentials, which do not
+  // read d, then the weighted sum of V along d): up to 8 neighbouring values of that range a
+  // work-item, so the reduces that do not read it run once for 8 outputs. Modeled on an RX 7900 XTX (the 8B's heads,
+  // context 512): 14.0 -> 12.0 us; wider tiles spill or wait more.
+  const int last = global_ranges - 1;
+  if (group > 1 && few_outputs && tops.size() > 1 && int(asked_upcast.size()) == global_ranges &&
+      asked_upcast[std::size_t(last)] > 1) {
+    opts.upcast.assign(std::size_t(global_ranges), 1);
+    opts.upcast[std::size_t(last)] = std::min(asked_upcast[std::size_t(last)], 8);
+  }
   // A long block loop (a matvec over K = 14336) in more iterations per trip, so that each thread
   // waits at most traits.max_split_trips times along its row.
   // A sparse kernel's (traits.sparse_block_bytes) in one trip, of at most traits.sparse_max_unroll.
@@ -297,10 +308,15 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
         widest_block(nodes, tops[0].nested_range) >= super_block_bytes)
       opts.reduce_unroll = 1;
   }
-  // Likewise a plain split reduce (a norm's sum of squares over 4096 values: 128 a thread), in at
-  // most traits.max_split_trips trips.
-  if (group > 1 && tops.size() == 1 && tops[0].nested_bound == 0 && tops[0].iterations > 0 && trips > 0) {
-    const std::int64_t per_thread = (tops[0].bound + group - 1) / group;
+  // Likewise plain split reduces (a norm's sum of squares over 4096 values: 128 a thread), the
+  // longest in at most traits.max_split_trips trips. (A norm's row scale and its block maxima in
+  // one kernel took 19 us modeled at unroll 4, 32 trips along the row; 4.5 us so.)
+  const bool plain = std::all_of(tops.begin(), tops.end(),
+                                 [](const top_reduce& r) { return r.nested_bound == 0 && r.iterations > 0; });
+  if (group > 1 && !tops.empty() && plain && trips > 0) {
+    std::int64_t longest = 0;
+    for (const top_reduce& r : tops) longest = std::max(longest, r.bound);
+    const std::int64_t per_thread = (longest + group - 1) / group;
     while (per_thread > std::int64_t(opts.reduce_unroll) * trips && opts.reduce_unroll * 2 <= most_unroll)
       opts.reduce_unroll *= 2;
   }

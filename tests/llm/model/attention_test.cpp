@@ -18,14 +18,21 @@
 namespace {
 
 using tg::model::attention_shape;
+using tg::model::softmax_from;
 
 tg::device& cpu() {
   static tg::device d("CPU");
   return d;
 }
 
-tg::buffer upload(const std::vector<float>& v) {
-  tg::buffer b = cpu().allocate(std::max<std::size_t>(v.size(), 1) * 4);
+// The emulated gfx1100 (its interpreter runs the generated machine code): the GPU's decode forms.
+tg::device& gpu() {
+  static tg::device d("AMD:EMU:gfx11");
+  return d;
+}
+
+tg::buffer upload(tg::device& dev, const std::vector<float>& v) {
+  tg::buffer b = dev.allocate(std::max<std::size_t>(v.size(), 1) * 4);
   if (!v.empty()) b.copy_in(v.data(), v.size() * 4);
   return b;
 }
@@ -73,19 +80,21 @@ std::vector<double> reference(const attention_shape& s, std::int64_t T, std::int
 // Fills the cache as the model does (the positions before `start` one decode step at a time,
 // then the queried chunk start .. start + T - 1), runs attention for that chunk and returns
 // its output.
-// from_scores: the GPUs' passes, the exponentials computed in the sum and the weighted sum.
-std::vector<float> run_kernels(const attention_shape& s, std::int64_t T, std::int64_t start, const std::vector<float>& q,
-                               const std::vector<float>& k, const std::vector<float>& v, bool from_scores) {
+// from: which passes run before the weighted sum (attention_kernels.hpp: softmax_from).
+std::vector<float> run_kernels(tg::device& dev, const attention_shape& s, std::int64_t T, std::int64_t start,
+                               const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                               softmax_from from) {
+  auto upload = [&](const std::vector<float>& x) { return ::upload(dev, x); };
   const std::int64_t kvw = s.n_kv_head * s.head_dim, ctx = start + T;
   const std::size_t cache_bytes = std::size_t(s.n_kv_head * s.max_context * s.head_dim * tg::size_bytes(s.cache));
-  tg::buffer k_cache = cpu().allocate(cache_bytes), v_cache = cpu().allocate(cache_bytes);
+  tg::buffer k_cache = dev.allocate(cache_bytes), v_cache = dev.allocate(cache_bytes);
   const auto store = tg::model::cache_store_kernel(s);
   for (std::int64_t p = 0; p < ctx;) {
     const std::int64_t n = p < start ? 1 : T;
     const tg::model::launch_values vars{n, p, 1, 0};
     std::vector<float> krows(k.begin() + p * kvw, k.begin() + (p + n) * kvw), vrows(v.begin() + p * kvw, v.begin() + (p + n) * kvw);
-    cpu().launch(store, std::vector<tg::buffer>{k_cache, upload(krows)}, vars);
-    cpu().launch(store, std::vector<tg::buffer>{v_cache, upload(vrows)}, vars);
+    dev.launch(store, std::vector<tg::buffer>{k_cache, upload(krows)}, vars);
+    dev.launch(store, std::vector<tg::buffer>{v_cache, upload(vrows)}, vars);
     p += n;
   }
   const tg::model::launch_values vars{T, start, 1, 0};
@@ -93,17 +102,20 @@ std::vector<float> run_kernels(const attention_shape& s, std::int64_t T, std::in
   tg::buffer row_max = upload(std::vector<float>(std::size_t(s.n_head * T)));
   tg::buffer row_sum = upload(std::vector<float>(std::size_t(s.n_head * T)));
   tg::buffer out = upload(std::vector<float>(std::size_t(T * s.n_head * s.head_dim)));
-  cpu().launch(tg::model::scores_kernel(s), std::vector<tg::buffer>{scores, upload(q), k_cache}, vars);
-  cpu().launch(tg::model::softmax_max_kernel(s), std::vector<tg::buffer>{row_max, scores}, vars);
-  if (from_scores) {
-    cpu().launch(tg::model::softmax_sum_kernel(s, true), std::vector<tg::buffer>{row_sum, scores, row_max}, vars);
+  dev.launch(tg::model::scores_kernel(s), std::vector<tg::buffer>{scores, upload(q), k_cache}, vars);
+  if (from == softmax_from::scores) {
+    dev.launch(tg::model::attend_kernel(s, from), std::vector<tg::buffer>{out, scores, v_cache}, vars);
+  } else if (from == softmax_from::scores_and_max) {
+    dev.launch(tg::model::softmax_max_kernel(s), std::vector<tg::buffer>{row_max, scores}, vars);
+    dev.launch(tg::model::softmax_sum_kernel(s, true), std::vector<tg::buffer>{row_sum, scores, row_max}, vars);
     const std::vector<tg::buffer> slots{out, scores, v_cache, row_sum, row_max};
-    cpu().launch(tg::model::attend_kernel(s, true), slots, vars);
+    dev.launch(tg::model::attend_kernel(s, from), slots, vars);
   } else {
+    dev.launch(tg::model::softmax_max_kernel(s), std::vector<tg::buffer>{row_max, scores}, vars);
     tg::buffer probs = upload(std::vector<float>(std::size_t(s.n_head * T * ctx)));
-    cpu().launch(tg::model::softmax_exp_kernel(s), std::vector<tg::buffer>{probs, scores, row_max}, vars);
-    cpu().launch(tg::model::softmax_sum_kernel(s), std::vector<tg::buffer>{row_sum, probs}, vars);
-    cpu().launch(tg::model::attend_kernel(s), std::vector<tg::buffer>{out, probs, v_cache, row_sum}, vars);
+    dev.launch(tg::model::softmax_exp_kernel(s), std::vector<tg::buffer>{probs, scores, row_max}, vars);
+    dev.launch(tg::model::softmax_sum_kernel(s), std::vector<tg::buffer>{row_sum, probs}, vars);
+    dev.launch(tg::model::attend_kernel(s), std::vector<tg::buffer>{out, probs, v_cache, row_sum}, vars);
   }
   std::vector<float> o(std::size_t(T * s.n_head * s.head_dim));
   out.copy_out(o.data(), o.size() * 4);
@@ -111,7 +123,7 @@ std::vector<float> run_kernels(const attention_shape& s, std::int64_t T, std::in
 }
 
 void check_attention(std::int64_t n_head, std::int64_t n_kv_head, std::int64_t head_dim, std::int64_t T,
-                     std::int64_t start, tg::dtype cache) {
+                     std::int64_t start, tg::dtype cache, tg::device& dev = cpu()) {
   const attention_shape s{n_head, n_kv_head, head_dim, start + T + 3, tg::model::rope_style::norm, cache};
   std::mt19937 rng(unsigned(n_head * 131 + head_dim * 7 + T * 3 + start));
   const std::int64_t ctx = start + T, kvw = n_kv_head * head_dim;
@@ -120,11 +132,12 @@ void check_attention(std::int64_t n_head, std::int64_t n_kv_head, std::int64_t h
   auto k = random_floats(rng, std::size_t(ctx * kvw), 1.5f);
   auto v = random_floats(rng, std::size_t(ctx * kvw), 1.0f);
   const auto want = reference(s, T, start, q, k, v);
-  for (bool from_scores : {false, true}) {
-    const auto got = run_kernels(s, T, start, q, k, v, from_scores);
+  for (softmax_from from : {softmax_from::probabilities, softmax_from::scores_and_max, softmax_from::scores}) {
+    const auto got = run_kernels(dev, s, T, start, q, k, v, from);
     double worst = 0;
     for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
-    CAPTURE(from_scores);
+    const int passes = int(from);
+    CAPTURE(passes);
     CAPTURE(n_head);
     CAPTURE(n_kv_head);
     CAPTURE(head_dim);
@@ -144,4 +157,11 @@ TEST_CASE("attention over the KV cache matches a float64 softmax attention") {
       for (std::int64_t head_dim : {64, 12})
         for (auto [T, start] : {std::pair{1, 0}, std::pair{1, 37}, std::pair{1, 300}, std::pair{3, 0}, std::pair{5, 41}})
           check_attention(n_head, n_kv_head, head_dim, T, start, cache);
+}
+
+TEST_CASE("a GPU's decode attention, in one kernel after the scores and in passes, matches it too") {
+  // Each form's schedule comes from the GPU heuristic (the one kernel splits its three walks over
+  // the context across a wave, 8 values of d a work-item), so it runs here as machine code.
+  for (auto [n_head, n_kv_head] : {std::pair{4, 4}, std::pair{8, 2}})
+    for (std::int64_t start : {0, 37, 300}) check_attention(n_head, n_kv_head, 64, 1, start, tg::dtype::float16, gpu());
 }

@@ -22,13 +22,12 @@ class ast_interpreter {
       : nodes_(nodes), bufs_(std::move(buffers)), vars_(std::move(vars)) {}
 
   void run() {
-    int store = -1;
     for (std::size_t i = 0; i < nodes_.size(); ++i)
-      if (nodes_[i].o == ast::op::store) store = int(i);
+      if (nodes_[i].o == ast::op::store) stores_.push_back(int(i));  // every store, in order, per element
     std::vector<int> globals;
     for (std::size_t i = 0; i < nodes_.size(); ++i)
       if (nodes_[i].o == ast::op::range && !is_reduce_range(int(i))) globals.push_back(int(i));
-    loop(globals, 0, store);
+    loop(globals, 0);
   }
 
  private:
@@ -37,17 +36,17 @@ class ast_interpreter {
       if (ast::is_reduce(n.o) && n.src[1] == r) return true;
     return false;
   }
-  void loop(const std::vector<int>& globals, std::size_t depth, int store) {
+  void loop(const std::vector<int>& globals, std::size_t depth) {
     if (depth == globals.size()) {
       cache_.clear();
-      eval(store);
+      for (int store : stores_) eval(store);
       return;
     }
     int r = globals[depth];
     std::int64_t bound = ast::eval_index(nodes_, nodes_[std::size_t(r)].src[0], vars_);
     for (std::int64_t i = 0; i < bound; ++i) {
       ranges_[r] = double(i);
-      loop(globals, depth + 1, store);
+      loop(globals, depth + 1);
     }
   }
 
@@ -194,6 +193,7 @@ class ast_interpreter {
   std::vector<std::int64_t> vars_;
   std::map<int, double> ranges_;
   std::map<int, double> cache_;
+  std::vector<int> stores_;
 };
 
 }  // namespace tg::test

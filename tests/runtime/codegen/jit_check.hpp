@@ -72,8 +72,9 @@ inline std::vector<std::byte> random_bytes(slot s, std::mt19937& rng) {
   return bytes;
 }
 
-// Runs k under every shape; slot 0 is the float32 or int32 output of `outputs` elements; the others are inputs.
-inline void check(const tg::ast::kernel& k, std::vector<slot> slots, std::vector<tg::codegen::kernel_opts> shapes) {
+// Runs k under every shape; the slots in `outputs` (float32 or int32) are compared, the others are inputs.
+inline void check(const tg::ast::kernel& k, std::vector<slot> slots, std::vector<tg::codegen::kernel_opts> shapes,
+                  std::vector<int> outputs = {0}) {
   std::mt19937 rng(77);
   std::vector<std::vector<std::byte>> inputs;
   for (const slot& s : slots) inputs.push_back(random_bytes(s, rng));
@@ -89,26 +90,29 @@ inline void check(const tg::ast::kernel& k, std::vector<slot> slots, std::vector
     std::vector<void*> ptrs;
     for (auto& b : got) ptrs.push_back(b.data());
     compile(k, opts)(ptrs.data(), nullptr, 0, tg::opt::measure(k.nodes, k.global_ranges, opts, {}).outer_trips);
-    int bad = 0;
-    for (std::size_t i = 0; i < slots[0].count && bad < 3; ++i) {
-      double a, b;
-      if (slots[0].dt == tg::dtype::float32) {
-        float x, y;
-        std::memcpy(&x, got[0].data() + i * 4, 4);
-        std::memcpy(&y, want[0].data() + i * 4, 4);
-        a = x, b = y;
-      } else {
-        std::int32_t x, y;
-        std::memcpy(&x, got[0].data() + i * 4, 4);
-        std::memcpy(&y, want[0].data() + i * 4, 4);
-        a = x, b = y;
+    for (int o : outputs) {
+      const std::size_t at = std::size_t(o);
+      int bad = 0;
+      for (std::size_t i = 0; i < slots[at].count && bad < 3; ++i) {
+        double a, b;
+        if (slots[at].dt == tg::dtype::float32) {
+          float x, y;
+          std::memcpy(&x, got[at].data() + i * 4, 4);
+          std::memcpy(&y, want[at].data() + i * 4, 4);
+          a = x, b = y;
+        } else {
+          std::int32_t x, y;
+          std::memcpy(&x, got[at].data() + i * 4, 4);
+          std::memcpy(&y, want[at].data() + i * 4, 4);
+          a = x, b = y;
+        }
+        if (std::fabs(a - b) > 1e-4 * (1 + std::fabs(b))) {
+          ++bad;
+          FAIL_CHECK("slot " << o << " element " << i << ": jit " << a << ", interpreter " << b);
+        }
       }
-      if (std::fabs(a - b) > 1e-4 * (1 + std::fabs(b))) {
-        ++bad;
-        FAIL_CHECK("element " << i << ": jit " << a << ", interpreter " << b);
-      }
+      CHECK(bad == 0);
     }
-    CHECK(bad == 0);
   }
 }
 
