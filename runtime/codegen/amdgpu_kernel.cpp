@@ -32,6 +32,15 @@ amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& 
   // "amdgpu-flat-work-group-size").
   const std::string size = std::to_string(workgroup_size);
   f->addFnAttr("amdgpu-flat-work-group-size", size + "," + size);
+  // A split dot over a block loop with no register tile (the LLM's quantized decode matmuls:
+  // kernel_opts::nested_lanes) may take up to 128 VGPRs, 12 waves a SIMD, rather than the 96 of
+  // LLVM's default target of 16: held to 96, its scheduler issued a trip's loads one wait at a
+  // time (Q5_0 and Q5_1 4096 x 4096 at decode on gfx1100: 100 and 144 memory waits a wave, 8-12%
+  // of bandwidth modeled; allowed 128, 4 and 8 waits, 85% and 77%). Other kernels keep the
+  // default: decode attention's weighted sum and a prompt chunk's tiled matmuls, given the same
+  // room, took more registers and waited longer (the 1B's chunk of 32: 11956 -> 10158 tok/s).
+  const bool tiled = std::any_of(opts.upcast.begin(), opts.upcast.end(), [](int u) { return u > 1; });
+  if (opts.group_lanes > 1 && opts.nested_lanes > 1 && !tiled) f->addFnAttr("amdgpu-waves-per-eu", "12,12");
   frame.thread_index = [&]() -> llvm::Value* {
     llvm::IRBuilder<> b(&f->getEntryBlock());  // the emitter's insertion point: the entry's end
     return flat_thread_index(b, b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workgroup_id_x, {}, {}),

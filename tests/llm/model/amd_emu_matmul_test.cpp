@@ -18,6 +18,7 @@
 #include "llm/model/linear_kernels.hpp"
 #include "llm/synth/quantize.hpp"
 #include "drivers/amd/am_backend.hpp"
+#include "drivers/emu/emu_device.hpp"
 #include "runtime/tune/candidate_runner.hpp"
 #include "runtime/tune/gpu_candidates.hpp"
 #include "runtime/tune/opts_text.hpp"
@@ -206,4 +207,34 @@ TEST_CASE("a full chunk's matmuls take a register tile of tokens on GPUs, and ev
     }
     MESSAGE(tg::gguf::tensor_type_name(type) << ": " << schedules.size() << " schedules, default " << tg::tune::to_text(first));
   }
+}
+
+TEST_CASE("a GPU's default decode matmul keeps each trip's loads in flight together, for every int8 type") {
+  // K = 4096: 128 blocks of 32 values (16 super-blocks) a row, in a few unrolled trips a thread.
+  // Held to LLVM's default register target, the scheduler issued Q5_0's and Q5_1's loads one wait
+  // at a time (100 and 144 memory waits a wave; the codegen's waves-per-eu bound lifts that:
+  // runtime/codegen/amdgpu_kernel.cpp), and Q4_0's and Q4_1's quads of nibble bytes were four
+  // byte loads each (dequant_kernel.cpp now indexes them from the lane's first value). 16 waits a
+  // wave allows a few trips; the bad schedules took 96 and more.
+  const std::int64_t K = 4096, N = 64;
+  tg::device gfx11("AMD:EMU:gfx11");
+  auto& emulated = dynamic_cast<tg::emu::emu_device&>(gfx11.impl()).emulated_gpu();
+  std::uint64_t waits = 0;
+  emulated.observe_dispatches([&](const tg::emu::shader::launch&, const tg::emu::shader::dispatch_counters& k) {
+    waits = std::max(waits, k.max_wave_memory_waits);
+  });
+  const std::vector<float> x = random_values(std::size_t(K), 9);
+  for (tensor_type type : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q4_1, tensor_type::q5_0, tensor_type::q5_1,
+                           tensor_type::q4_k, tensor_type::q5_k, tensor_type::q6_k}) {
+    CAPTURE(std::string(tg::gguf::tensor_type_name(type)));
+    const model::weight w = upload(gfx11, type, N, K, random_rows(type, N, K));
+    tg::test::decode_matvec_setup setup = tg::test::prepare_decode_matvec(gfx11, w, x);
+    gfx11.synchronize();
+    waits = 0;  // the matmul's alone, not the activation rounding's
+    gfx11.launch(setup.kernel, setup.slots, tg::test::decode_matvec_vars);
+    gfx11.synchronize();
+    CHECK(waits > 0);
+    CHECK(waits <= 16);
+  }
+  emulated.observe_dispatches({});
 }
