@@ -37,8 +37,8 @@ kvalue dequant_lanes(kernel_builder& kb, int slot, gguf::tensor_type type, std::
 // `blk`, for matmuls over 8-bit activations. A group-block is int_form_group(type) values:
 // 32 for Q8_0, Q4_0/1 and Q5_0/1 (sub unused), a 256-value super-block for Q4_K, Q5_K and
 // Q6_K (sub 0..7; as a constant its scale unpacking folds). q is a small int32 (|q| < 256), a a scale
-// that may depend on j only through j_pair (j with its lowest bit cleared: a pair of values
-// shares it), b one per group (none for Q8_0, Q4_0, Q5_0 and Q6_K). For Q8_0 and Q4/Q5_0/1
+// that may depend on j only through j_pair (the first value of j's pair or quad, the values
+// one lane multiplies: j with its lowest 1 or 2 bits cleared, so they never straddle 16), b one per group (none for Q8_0, Q4_0, Q5_0 and Q6_K). For Q8_0 and Q4/Q5_0/1
 // a and b are floats. For the K-quants they are the sub-block's integer scale and min
 // (int32: 6-bit for Q4_K/Q5_K, int8 for Q6_K), and the super-block's float d and dmin come
 // apart as block_a and block_b (W = block_a * a * q - block_b * b): a matmul multiplies

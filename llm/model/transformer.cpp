@@ -155,8 +155,11 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   // run-time offset), so a DSL RoPE would need one more kernel per layer to copy them there.
   s.rope_k = rope_kernel(shape, c.n_kv_head, true);
   s.store_v = cache_store_kernel(shape);
+  const matmul_form form = matmul_form_for(dev);
   for (const layer_weights& l : weights_.layers) {
     const std::array<head_rows, 3> rows = projection_rows(l, qw, kvw);
+    if (form == matmul_form::gpu && !c.qk_norm && !s.rope_store.contains(rows))
+      s.rope_store[rows] = rope_store_kernel(shape, rows);
     if (rows[0].stride != 0 && !s.rope_q_rows.contains(rows[0]))
       s.rope_q_rows[rows[0]] = rope_kernel(shape, c.n_head, false, rows[0]);
     if (rows[1].stride != 0 && !s.rope_k_rows.contains(rows[1]))
@@ -164,12 +167,6 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
     if (rows[2].stride != 0 && !s.store_v_rows.contains(rows[2]))
       s.store_v_rows[rows[2]] = cache_store_kernel(shape, rows[2]);
   }
-  const matmul_form form = matmul_form_for(dev);
-  if (form == matmul_form::gpu && !c.qk_norm)
-    for (const layer_weights& l : weights_.layers) {
-      const std::array<head_rows, 3> rows = projection_rows(l, qw, kvw);
-      if (!s.rope_store.contains(rows)) s.rope_store[rows] = rope_store_kernel(shape, rows);
-    }
   // On GPUs a full chunk takes kernels fixed to its length (linear::chunk, chunk_attention).
   const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
   // A GPU's decode step runs attention in two kernels, the scores and the weighted sum, which

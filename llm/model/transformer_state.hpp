@@ -57,11 +57,11 @@ struct linear {
   launchable chunk;
 };
 
-// Attention's passes after RoPE and the cache write (attention_kernels.hpp), for one shape.
 // On GPUs, the longest context at which a decode step's attention runs in one kernel after the
 // scores (state::short_attention; transformer.cpp says why).
 constexpr std::int64_t short_attention_context = 1024;
 
+// Attention's passes after RoPE and the cache write (attention_kernels.hpp), for one shape.
 struct attention_passes {
   launchable scores, max, exp, sum, attend;
   softmax_from from = softmax_from::probabilities;
