@@ -77,6 +77,21 @@ kvalue head_at(kernel_builder& kb, const attention_shape& s, head_rows rows, std
   return t * rows.stride + kb.index(rows.offset) + h * s.head_dim;
 }
 
+// Output ranges of one work-item per element d of a query head, the heads of a GQA group
+// innermost but for d (each key or value row is then read once for all of them): KV head, token,
+// the head within its group; and h, that query head's number.
+struct head_elements {
+  kvalue kvh, t, g, d, h;
+};
+head_elements query_head_elements(kernel_builder& kb, const attention_shape& s) {
+  const std::int64_t group = s.n_head / s.n_kv_head;
+  auto kvh = kb.output_range(s.n_kv_head);
+  auto t = kb.output_range(chunk_tokens(kb, s));
+  auto g = kb.output_range(group);
+  auto d = kb.output_range(s.head_dim);
+  return {kvh, t, g, d, kvh * group + g};
+}
+
 }  // namespace
 
 ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_cache, head_rows rows) {
@@ -94,12 +109,8 @@ ast::kernel rope_kernel(const attention_shape& s, std::int64_t heads, bool to_ca
 
 ast::kernel rope_store_kernel(const attention_shape& s, const std::array<head_rows, 3>& rows) {
   kernel_builder kb;
-  const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
-  auto kvh = kb.output_range(s.n_kv_head);
-  auto t = kb.output_range(chunk_tokens(kb, s));
-  auto g = kb.output_range(group);
-  auto d = kb.output_range(hd);
-  auto h = kvh * group + g;
+  const std::int64_t hd = s.head_dim;
+  const auto [kvh, t, g, d, h] = query_head_elements(kb, s);
   auto at = (kvh * s.max_context + kb.variable(var_start_pos) + t) * hd + d;  // in the caches
   kb.store(0, (t * s.n_head + h) * hd + d, rotated(kb, s, 3, head_at(kb, s, rows[0], s.n_head, t, h), t, d, 6));
   // Once for each query head of the group: the same value into the same place.
@@ -187,19 +198,16 @@ ast::kernel softmax_sum_kernel(const attention_shape& s, bool from_scores) {
 // The query heads of a KV head as scalar lanes (each value row loads once for all of them),
 // d as the vector. On the CPU the exponentials come ready (softmax_exp_kernel): computing exp
 // here repeated it for every 8 values of d (1B, 1272-token prompt: this kernel took 16% of the
-// prefill and 12% of decode at that context). A GPU's decode computes them here (from_scores):
-// a few exps per score per work-item cost less than the exp kernel's dispatch. Dividing by the
+// prefill and 12% of decode at that context). A GPU's decode computes them here
+// (softmax_from::scores_and_max): a few exps per score per work-item cost less than the exp
+// kernel's dispatch. Dividing by the
 // row sum once per output instead of once per probability saves a pass over them. From the
 // scores alone (a GPU's decode) the max and sum passes' dispatches are gone too: each
 // work-item reads its heads' score rows twice more, from the cache, before the values.
 ast::kernel attend_kernel(const attention_shape& s, softmax_from from) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
-  auto kvh = kb.output_range(s.n_kv_head);
-  auto t = kb.output_range(chunk_tokens(kb, s));
-  auto g = kb.output_range(group);
-  auto d = kb.output_range(hd);
-  auto h = kvh * group + g;
+  const auto [kvh, t, g, d, h] = query_head_elements(kb, s);
   auto ctx = context(kb, s);
   auto c = kb.reduce_range(ctx);
   auto row = h * chunk_tokens(kb, s) + t;
