@@ -101,6 +101,12 @@ class device {
   void launch(const ast::kernel& kernel, std::span<const buffer> buffers, std::span<const std::int64_t> vars = {});
   // Compiles a hand-built kernel now (or takes it from the cache) for launching many times.
   prepared_kernel prepare(const ast::kernel& kernel);
+  // Independent kernels as one launch (on AMD GPUs one dispatch: their costs of a launch paid
+  // once), each specialised to the variable values `vars` (what a launch passes; only those it
+  // was prepared for are accepted, usage_error otherwise). A launch takes the kernels' buffer
+  // slots one after another. No kernel may write what another reads. An empty prepared_kernel
+  // where the device does not fuse kernels (the CPU): launch them one by one.
+  prepared_kernel prepare_fused(std::span<const ast::kernel* const> kernels, std::span<const std::int64_t> vars);
 
  private:
   // The generic kernel, or after a binding repeats, one specialized to its values.

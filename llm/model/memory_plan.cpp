@@ -125,8 +125,9 @@ void add_activations(layout& l, const model_config& c, std::int64_t T, std::int6
 // contexts); am_scratch.hpp: the scratch area, 4 KiB until a kernel spills). The model compiles
 // about 40 distinct kernels, 5 more for a full chunk's attention passes, on GPUs up to 4 for
 // SwiGLU's rounding (2 per block size), 1 for a short decode step's attention, up to 3 for
-// RoPE with the cache stores (by how the layers stack their projections) and 2 for the norm's
-// scale with its rounding's (one per block size), and per weight type and shape 3 matmuls
+// RoPE with the cache stores (by how the layers stack their projections), 2 for the norm's
+// scale with its rounding's (one per block size), up to 2 for a decode step's projections in one
+// dispatch (by the layers' mixes of projection types), and per weight type and shape 3 matmuls
 // (decode, any chunk, the full chunk: linear_kernels.hpp); each is budgeted 16 KiB of code and
 // 8 KiB of kernargs (the synthetic llama of tests/llm/model/vram_pressure_test.cpp measured
 // about 4 + 4 KiB a kernel on gfx12), and each graph frame 32 bytes of commands and 256 of kernargs for each of the ~30 launches of a layer.
@@ -137,7 +138,7 @@ void add_kernels(layout& l, const gguf::file& f, const model_config& c, int sequ
       const std::pair<int, std::int64_t> s{int(t.type), std::int64_t(t.ne[0] * 1000003 + t.ne[1])};
       if (std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
     }
-  const std::size_t kernels = 55 + 3 * shapes.size();
+  const std::size_t kernels = 57 + 3 * shapes.size();
   for (std::size_t i = 0; i < kernels; ++i) {
     l.add(kernels_part, 16 << 10);
     l.add(kernels_part, 8 << 10);

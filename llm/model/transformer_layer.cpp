@@ -44,19 +44,31 @@ void transformer::run_layer(std::size_t index) {
     }
     return n;
   };
-  auto matmul = [&](const linear& l, const buffer& out, const buffer& in, const buffer& residual = {},
-                    const std::optional<weight>& bias = std::nullopt) {
-    const launchable& kernel = pick(l);
-    const std::int64_t weight = l.w->rows * l.w->row_bytes;
+  // The buffers of `kernel`, `l`'s matmul, one per slot, into `to`; how many.
+  auto matmul_slots = [&](const linear& l, const launchable& kernel, const buffer& out, const buffer& in,
+                          const buffer& residual, const std::optional<weight>& bias, std::span<buffer> to) {
+    std::size_t n = 0;
+    auto add = [&](std::initializer_list<buffer> all, std::size_t count) {
+      for (auto it = all.begin(); n < count; ++it) to[n++] = *it;
+    };
+    const buffer& res = residual.data() ? residual : out;
     if (uses_int8_activations(*l.w)) {
       const rounded_input& r = s.rounded.at(activation_block_for(*l.w));
       const bool bytes = reads_tiles(kernel) && reads_activation_bytes(*l.w);
-      const buffer all[] = {out, l.w->data, bytes ? r.xb : r.xq, residual.data() ? residual : out, bias ? bias->data : out,
-                            r.xs, r.xsum, l.w->tiles.data() ? l.w->tiles : out};
-      s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)), weight);
-    } else if (bias) s.run(dev_, kernel, {out, l.w->data, in, residual.data() ? residual : out, bias->data}, weight);
-    else if (residual.data()) s.run(dev_, kernel, {out, l.w->data, in, residual}, weight);
-    else s.run(dev_, kernel, {out, l.w->data, in}, weight);
+      add({out, l.w->data, bytes ? r.xb : r.xq, res, bias ? bias->data : out, r.xs, r.xsum,
+           l.w->tiles.data() ? l.w->tiles : out},
+          std::size_t(kernel.kernel.slot_count));
+    } else if (bias) add({out, l.w->data, in, res, bias->data}, 5);
+    else if (residual.data()) add({out, l.w->data, in, residual}, 4);
+    else add({out, l.w->data, in}, 3);
+    return n;
+  };
+  auto matmul = [&](const linear& l, const buffer& out, const buffer& in, const buffer& residual = {},
+                    const std::optional<weight>& bias = std::nullopt) {
+    const launchable& kernel = pick(l);
+    std::array<buffer, 8> slots;
+    const std::size_t n = matmul_slots(l, kernel, out, in, residual, bias, slots);
+    s.run(dev_, kernel, std::span<const buffer>(slots.data(), n), l.w->rows * l.w->row_bytes);
   };
   // Rounds `in` (`width` wide) to 8 bits in s.rounded, in the block sizes the matmuls reading it take.
   auto quantize = [&](const buffer& in, std::int64_t width, std::initializer_list<const linear*> readers) {
@@ -106,10 +118,45 @@ void transformer::run_layer(std::size_t index) {
   };
   // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)
   normed_inputs(s.x, w.attn_norm, {&k.q, &k.k, &k.v, &k.stacked});
-  if (w.stacked) matmul(k.stacked, s.stacked, s.hn, {}, w.stacked->bias);
-  if (k.q.w) matmul(k.q, s.q, s.hn, {}, w.bq);
-  if (k.k.w) matmul(k.k, s.k, s.hn, {}, w.bk);
-  if (k.v.w) matmul(k.v, s.v, s.hn, {}, w.bv);
+  // The projections: the stack's matmul and those of the projections outside it. On GPUs a
+  // one-token step launches them together where there are several (the types of a layer's
+  // attn_q, attn_k, attn_v may differ: Q4_K_M's "more bits" layers stack Q4_K q and k, and
+  // their Q6_K attn_v alone would pay a dispatch for 3.4 MB in an 8B model).
+  struct projection {
+    const linear* l;
+    const buffer* out;
+    const std::optional<weight>* bias;
+  };
+  std::array<projection, 4> projections;
+  std::size_t n_projections = 0;
+  if (w.stacked) projections[n_projections++] = {&k.stacked, &s.stacked, &w.stacked->bias};
+  if (k.q.w) projections[n_projections++] = {&k.q, &s.q, &w.bq};
+  if (k.k.w) projections[n_projections++] = {&k.k, &s.k, &w.bk};
+  if (k.v.w) projections[n_projections++] = {&k.v, &s.v, &w.bv};
+  const bool one_token = s.vars[var_tokens] == 1 && s.batch_sequences.empty();
+  if (s.fuse_projections && one_token && n_projections > 1 && !k.projections) {
+    std::array<const ast::kernel*, 4> parts;
+    for (std::size_t i = 0; i < n_projections; ++i) {
+      parts[i] = &pick(*projections[i].l).kernel;
+      k.projections_name += (i ? " + " : "") + kernel_name(parts[i]->nodes, parts[i]->global_ranges);
+    }
+    k.projections = dev_.prepare_fused(std::span(parts.data(), n_projections), s.vars);
+  }
+  if (s.fuse_projections && one_token && k.projections && *k.projections) {
+    std::array<buffer, 32> slots;
+    std::size_t n = 0;
+    std::int64_t weight_bytes = 0;
+    for (std::size_t i = 0; i < n_projections; ++i) {
+      const projection& p = projections[i];
+      n += matmul_slots(*p.l, pick(*p.l), *p.out, s.hn, {}, *p.bias, std::span(slots).subspan(n));
+      weight_bytes += p.l->w->rows * p.l->w->row_bytes;
+    }
+    s.run(dev_, *k.projections, std::span<const buffer>(slots.data(), n), weight_bytes,
+          [&] { return k.projections_name; });
+  } else {
+    for (std::size_t i = 0; i < n_projections; ++i)
+      matmul(*projections[i].l, *projections[i].out, s.hn, {}, *projections[i].bias);
+  }
   buffer kk = rows[1].stride != 0 ? s.stacked : s.k;
   const buffer& vv = rows[2].stride != 0 ? s.stacked : s.v;
   // On GPUs one kernel ropes the queries and keys and stores the values (not for qwen3's normed

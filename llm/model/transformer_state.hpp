@@ -116,6 +116,11 @@ struct rounded_input {
 struct layer_kernels {
   linear q, k, v, o, gate, up, down;
   linear stacked;  // the layer's stacked projections (layer_weights::stacked); q, k, v then unused where stacked
+  // On GPUs, a one-token step's projection matmuls (the stack's and those outside it) as one
+  // launch where there are several (device::prepare_fused): made at the first such step; empty
+  // where the device does not fuse them. `projections_name` names it in profiles.
+  std::optional<prepared_kernel> projections;
+  std::string projections_name;
   std::vector<buffer> k_cache, v_cache;  // one per sequence
 };
 
@@ -157,6 +162,7 @@ struct transformer::state {
   // (activation_kernels.hpp: norm_scale_round_kernel); empty elsewhere.
   std::map<std::int64_t, launchable> norm_scale_round;
   std::vector<buffer> slots;  // scratch: a plan kernel's buffers
+  bool fuse_projections = false;  // GPUs: a one-token step's projections in one launch (layer_kernels::projections)
   linear output;
   std::vector<layer_kernels> layers;
   launch_values vars{};
@@ -202,28 +208,33 @@ struct transformer::state {
   }
   void run(device& dev, const launchable& k, std::span<const buffer> buffers, std::int64_t weight_bytes = 0) {
     if (!k.prepared) k.prepared = dev.prepare(k.kernel);
+    run(dev, k.prepared, buffers, weight_bytes, [&] { return kernel_name(k.kernel.nodes, k.kernel.global_ranges); });
+  }
+  // A prepared kernel; `name()` names it in the profile.
+  template <class Name>
+  void run(device& dev, const prepared_kernel& p, std::span<const buffer> buffers, std::int64_t weight_bytes, Name name) {
     if (capturing) {
       const std::vector<graph_slot> slots(buffers.begin(), buffers.end());
       graph_value values[launch_var_count] = {vars[0], vars[1], vars[2], vars[3]};
       values[var_start_pos] = capture_pos;
-      capturing->add(k.prepared, slots, values);
+      capturing->add(p, slots, values);
       return;
     }
     if (!profiling) {
-      k.prepared.launch(buffers, vars);
+      p.launch(buffers, vars);
       return;
     }
     if (!timer) timer = dev.impl().make_launch_timer();
     timer->start();
-    k.prepared.launch(buffers, vars);
+    p.launch(buffers, vars);
     timer->stop();
-    const std::string name = kernel_name(k.kernel.nodes, k.kernel.global_ranges);
-    auto& entry = profile[name];
+    const std::string kernel = name();
+    auto& entry = profile[kernel];
     entry.launches += 1;
     entry.weight_bytes += double(weight_bytes);
-    if (entry.form.empty()) entry.form = k.prepared.describe();
+    if (entry.form.empty()) entry.form = p.describe();
     timed.push_back(&entry);
-    if (observer) observer(name, layer);
+    if (observer) observer(kernel, layer);
   }
   // The times of the launches since the last call, onto their kernels' entries (after a step:
   // a timer with a clock of its own waits only here).

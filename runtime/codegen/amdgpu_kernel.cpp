@@ -14,24 +14,7 @@
 
 namespace tg::codegen {
 
-namespace {
-// Global memory is address space 1 on AMDGPU (llvm/docs/AMDGPUUsage.rst, "Address Spaces"):
-// pointers in it load and store with global_* instructions, where generic (0) ones would be flat_*.
-constexpr unsigned global_address_space = 1;
-}  // namespace
-
-amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& name, std::span<const ast::node> nodes,
-                                       int global_ranges, int workgroup_size, const kernel_opts& opts) {
-  check_gpu_opts("amdgpu", workgroup_size, global_ranges, opts);
-  kernel_frame frame;
-  int vars = 0;
-  llvm::Function* f = create_gpu_kernel(module, name, nodes, global_address_space, frame, vars, amdgpu_buffer_align);
-  const amdgpu_kernel_shape shape{frame.buffer_args, vars, workgroup_size, opts.group_lanes, opts.reduce_unroll, opts.upcast};
-  f->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
-  // The launch always uses exactly this workgroup size: LLVM may rely on it (AMDGPUUsage,
-  // "amdgpu-flat-work-group-size").
-  const std::string size = std::to_string(workgroup_size);
-  f->addFnAttr("amdgpu-flat-work-group-size", size + "," + size);
+bool amdgpu_wants_more_waves(const kernel_opts& opts) {
   // A split dot over a block loop with no register tile (the LLM's quantized decode matmuls:
   // kernel_opts::nested_lanes) may take up to 128 VGPRs, 12 waves a SIMD, rather than the 96 of
   // LLVM's default target of 16: held to 96, its scheduler issued a trip's loads one wait at a
@@ -40,11 +23,25 @@ amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& 
   // default: decode attention's weighted sum and a prompt chunk's tiled matmuls, given the same
   // room, took more registers and waited longer (the 1B's chunk of 32: 11956 -> 10158 tok/s).
   const bool tiled = std::any_of(opts.upcast.begin(), opts.upcast.end(), [](int u) { return u > 1; });
-  if (opts.group_lanes > 1 && opts.nested_lanes > 1 && !tiled) f->addFnAttr("amdgpu-waves-per-eu", "12,12");
+  return opts.group_lanes > 1 && opts.nested_lanes > 1 && !tiled;
+}
+
+void set_amdgpu_kernel_attributes(llvm::Function* f, int workgroup_size, bool more_waves) {
+  f->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
+  // The launch always uses exactly this workgroup size: LLVM may rely on it (AMDGPUUsage,
+  // "amdgpu-flat-work-group-size").
+  const std::string size = std::to_string(workgroup_size);
+  f->addFnAttr("amdgpu-flat-work-group-size", size + "," + size);
+  if (more_waves) f->addFnAttr("amdgpu-waves-per-eu", "12,12");
+}
+
+void emit_amdgpu_body(llvm::Function* f, kernel_frame& frame, std::span<const ast::node> nodes, int global_ranges,
+                      int workgroup_size, const kernel_opts& opts, std::uint32_t first_workgroup) {
   frame.thread_index = [&]() -> llvm::Value* {
     llvm::IRBuilder<> b(&f->getEntryBlock());  // the emitter's insertion point: the entry's end
-    return flat_thread_index(b, b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workgroup_id_x, {}, {}),
-                             b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {}), workgroup_size);
+    llvm::Value* group = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workgroup_id_x, {}, {});
+    if (first_workgroup != 0) group = b.CreateSub(group, b.getInt32(first_workgroup), "", true, true);
+    return flat_thread_index(b, group, b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {}), workgroup_size);
   };
   // ds_bpermute_b32 reads `value` from the lane whose byte address (lane * 4) it is given
   // (RDNA3 ISA, "DS_BPERMUTE_B32"); the lane in the wave is mbcnt_lo(~0, 0) in wave32
@@ -62,6 +59,17 @@ amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& 
                              {b.getInt1(a_signed), a, b.getInt1(c_signed), c, b.getInt32(0), b.getInt1(false)});
   };
   emit_kernel_body(f, nodes, global_ranges, gpu_frame_opts(opts), frame);
+}
+
+amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& name, std::span<const ast::node> nodes,
+                                       int global_ranges, int workgroup_size, const kernel_opts& opts) {
+  check_gpu_opts("amdgpu", workgroup_size, global_ranges, opts);
+  kernel_frame frame;
+  int vars = 0;
+  llvm::Function* f = create_gpu_kernel(module, name, nodes, amdgpu_global_address_space, frame, vars, amdgpu_buffer_align);
+  const amdgpu_kernel_shape shape{frame.buffer_args, vars, workgroup_size, opts.group_lanes, opts.reduce_unroll, opts.upcast};
+  set_amdgpu_kernel_attributes(f, workgroup_size, amdgpu_wants_more_waves(opts));
+  emit_amdgpu_body(f, frame, nodes, global_ranges, workgroup_size, opts, 0);
   return shape;
 }
 

@@ -24,6 +24,8 @@ class Module;
 
 namespace tg::codegen {
 
+struct kernel_frame;  // kernel_frame.hpp
+
 struct amdgpu_kernel_shape {
   int buffers = 0;             // pointer arguments, one per buffer slot
   int vars = 0;                // i64 arguments after them, one per variable index
@@ -39,6 +41,10 @@ struct amdgpu_kernel_shape {
 // where, not knowing the base's alignment, it loaded each byte apart (global_load_u8).
 inline constexpr unsigned amdgpu_buffer_align = 16;
 
+// Global memory is address space 1 on AMDGPU (llvm/docs/AMDGPUUsage.rst, "Address Spaces"):
+// pointers in it load and store with global_* instructions, where generic (0) ones would be flat_*.
+inline constexpr unsigned amdgpu_global_address_space = 1;
+
 // Emits @name into `module` (whose triple and data layout are the AMDGPU target's), shaped by
 // the GPU opts of `opts` (runtime/opt/gpu_heuristic.hpp): with group_lanes G > 1 (a power of
 // two up to 32; the workgroup a multiple of 32), G consecutive work-items of a wave share each
@@ -52,6 +58,15 @@ amdgpu_kernel_shape emit_amdgpu_kernel(llvm::Module& module, const std::string& 
 // How many workgroups cover the kernel's output at launch: ceil(product over the output ranges
 // of ceil(bound / upcast), the bounds evaluated with `vars`, times group_lanes / workgroup_size);
 // 0 for an empty output.
+// The parts emit_amdgpu_kernel is made of, for kernels that hold several (amdgpu_fused_kernel.hpp):
+// whether a kernel with `opts` asks for 12 waves a SIMD ("amdgpu-waves-per-eu"); a function made
+// an AMDGPU kernel launched in workgroups of exactly `workgroup_size`; and the body of `f` (made by
+// create_gpu_kernel, its frame in `frame`) for workgroups numbered from `first_workgroup` on.
+bool amdgpu_wants_more_waves(const kernel_opts& opts);
+void set_amdgpu_kernel_attributes(llvm::Function* f, int workgroup_size, bool more_waves);
+void emit_amdgpu_body(llvm::Function* f, kernel_frame& frame, std::span<const ast::node> nodes, int global_ranges,
+                      int workgroup_size, const kernel_opts& opts, std::uint32_t first_workgroup);
+
 std::uint64_t amdgpu_workgroups(std::span<const ast::node> nodes, int global_ranges, const amdgpu_kernel_shape& shape,
                                 std::span<const std::int64_t> vars);
 

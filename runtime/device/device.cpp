@@ -1,6 +1,7 @@
 // device.cpp: the backend registry, buffers, the kernel cache and running a plan.
 #include <tg/device.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -144,6 +145,17 @@ struct device::cache {
     std::shared_ptr<program> compiled;
   };
   std::multimap<std::uint64_t, entry> programs;  // by hash of the AST and loop shape
+  // Kernels launched as one (prepare_fused), nullptr where the backend fuses none; looked up by
+  // content, there are few.
+  struct fused_key {
+    std::vector<std::vector<ast::node>> parts;
+    std::vector<std::vector<int>> upcast;
+    std::vector<int> slots, global_ranges, panel;
+    std::vector<bool> vector_lanes;
+    std::vector<std::pair<std::size_t, std::int64_t>> bound;
+    bool operator==(const fused_key&) const = default;
+  };
+  std::vector<std::pair<fused_key, std::shared_ptr<program>>> fused;
   // Launches per (kernel, variable values): a binding seen this often gets its own kernel.
   std::map<std::pair<std::uint64_t, std::vector<std::int64_t>>, int> bindings;
   device_stats stats;
@@ -233,6 +245,44 @@ prepared_kernel device::prepare(const ast::kernel& kernel) {
   return {compile({kernel.nodes, kernel.global_ranges, kernel_name(kernel.nodes, kernel.global_ranges), kernel.upcast,
                    kernel.vector_lanes, kernel.panel}),
           kernel.slot_count};
+}
+
+prepared_kernel device::prepare_fused(std::span<const ast::kernel* const> kernels, std::span<const std::int64_t> vars) {
+  cache::fused_key key;
+  int slots = 0;
+  for (const ast::kernel* k : kernels) {
+    // The variables it reads, then its AST with their values (its grid fixed).
+    for (const ast::node& n : k->nodes)
+      if (n.o == ast::op::variable) {
+        const auto index = std::size_t(n.arg);
+        if (index >= vars.size())
+          throw usage_error(str("prepare_fused: a kernel reads variable ", index, "; ", vars.size(), " values given"));
+        const std::pair<std::size_t, std::int64_t> b{index, vars[index]};
+        if (std::find(key.bound.begin(), key.bound.end(), b) == key.bound.end()) key.bound.push_back(b);
+      }
+    key.parts.push_back(opt::has_variables(k->nodes) ? opt::specialize(k->nodes, vars) : k->nodes);
+    key.upcast.push_back(k->upcast);
+    key.slots.push_back(k->slot_count);
+    key.global_ranges.push_back(k->global_ranges);
+    key.panel.push_back(k->panel);
+    key.vector_lanes.push_back(k->vector_lanes);
+    slots += k->slot_count;
+  }
+  std::sort(key.bound.begin(), key.bound.end());
+  std::lock_guard<std::mutex> guard(cache_->lock);
+  for (const auto& [known, compiled] : cache_->fused)
+    if (known == key) return compiled ? prepared_kernel(compiled, slots) : prepared_kernel();
+  fused_source source{.bound = key.bound};
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const std::string name = kernel_name(key.parts[i], key.global_ranges[i]);
+    source.name += (i ? "__" : "fused__") + name;  // a symbol: letters, digits and _
+    source.parts.push_back({key.parts[i], key.global_ranges[i], name, key.upcast[i], key.vector_lanes[i], key.panel[i]});
+    source.slot_counts.push_back(key.slots[i]);
+  }
+  std::shared_ptr<program> p = kernels.size() < 2 ? nullptr : backend_->compile_fused(source);
+  if (p) ++cache_->stats.compiled;
+  cache_->fused.emplace_back(std::move(key), p);
+  return p ? prepared_kernel(p, slots) : prepared_kernel();
 }
 
 std::string prepared_kernel::describe() const { return program_ ? program_->describe() : std::string(); }

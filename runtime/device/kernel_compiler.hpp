@@ -12,6 +12,7 @@
 //   kernel_compiler* my_backend::compiler() override { return &compiler_; }
 #pragma once
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,13 @@ class kernel_compiler {
   virtual const opt::target_traits& traits() const = 0;
   virtual std::unique_ptr<rendered_kernel> render(const kernel_source& source, const codegen::kernel_opts& opts) = 0;
   virtual std::shared_ptr<program> compile(std::unique_ptr<rendered_kernel> kernel) = 0;
+  // Several kernels as one (backend::compile_fused), each with its opts; compile() makes the
+  // program. nullptr: this target does not fuse kernels (the default).
+  virtual std::unique_ptr<rendered_kernel> render_fused(const fused_source& source,
+                                                        std::span<const codegen::kernel_opts> opts) {
+    (void)source, (void)opts;
+    return nullptr;
+  }
 };
 
 // Fills the common part of `r` for `source` and `opts`: a fresh context, an empty module named

@@ -3,6 +3,7 @@
 #include "runtime/device/pipeline.hpp"
 
 #include <tg/core/error.hpp>
+#include <vector>
 
 namespace tg {
 
@@ -25,6 +26,19 @@ std::shared_ptr<program> backend::compile(const kernel_source& source) {
   kernel_compiler* c = compiler();
   if (c == nullptr) throw usage_error(str("device '", name(), "' compiles no kernels"));
   return compile_through(*c, source);
+}
+
+std::shared_ptr<program> compile_fused_through(kernel_compiler& compiler, const fused_source& source) {
+  std::vector<codegen::kernel_opts> opts;
+  for (const kernel_source& part : source.parts) opts.push_back(opt::choose_opts_for(compiler.traits(), part));  // 4
+  std::unique_ptr<rendered_kernel> rendered = compiler.render_fused(source, opts);                            // 5
+  if (!rendered) return nullptr;
+  return compiler.compile(std::move(rendered));  // 6
+}
+
+std::shared_ptr<program> backend::compile_fused(const fused_source& source) {
+  kernel_compiler* c = compiler();
+  return c == nullptr ? nullptr : compile_fused_through(*c, source);
 }
 
 }  // namespace tg

@@ -41,7 +41,10 @@ std::vector<ast::node> specialize(std::span<const ast::node> nodes, std::span<co
         else TG_UNREACHABLE("specialize: unknown op");
     }
   }
-  return lowering::compact(b.nodes);
+  // Ranges stay, read or not: a kernel's output ranges are its first ones (ast::kernel::global_ranges),
+  // and one nothing reads still has its place among them (found missing by the fused decode
+  // projections, whose matmuls have an unread output range of bound 1).
+  return lowering::compact(b.nodes, true);
 }
 
 }  // namespace tg::opt

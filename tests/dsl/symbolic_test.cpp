@@ -1,7 +1,9 @@
 // symbolic_test.cpp: dims that are variables bound at run time: one compiled plan serves
 // every binding within the variable's range.
+#include <array>
 #include <tg/tg.hpp>
 
+#include "runtime/opt/specialize.hpp"
 #include "tests/dsl/reference.hpp"
 
 using tg::test::check_close;
@@ -86,6 +88,41 @@ TEST_CASE("a binding used repeatedly gets a specialized kernel with the same res
   // a binding that changes every call keeps using the one generic kernel
   for (std::int64_t v = 1; v <= 6; ++v) dev.run(plan, {{"x", random_floats(std::size_t(v) * 16, 5)}}, {{"n", v}});
   CHECK(dev.stats().compiled == 2);
+}
+
+}  // namespace
+
+namespace {
+
+// A hand-built kernel may have an output range nothing reads (of bound 1: the LLM's one-token
+// matmuls have one); specialized (device::prepare_fused does it), it keeps that range among its
+// output ranges. It was dropped, and the emitter then looked for a range that was not there.
+TEST_CASE("a hand-built kernel with an unread output range of bound 1 specializes to the same results") {
+  tg::device dev("CPU");
+  tg::kernel_builder kb;
+  auto rows = kb.output_range(kb.variable(0));
+  auto one = kb.output_range(1);
+  auto k = kb.reduce_range(8);
+  (void)one;
+  kb.store(0, rows, kb.sum(kb.load<float>(1, rows * 8 + k), k));
+  const tg::ast::kernel generic = kb.finish();
+  tg::ast::kernel fixed = generic;
+  fixed.nodes = tg::opt::specialize(generic.nodes, std::vector<std::int64_t>{5});
+  CHECK(std::count_if(fixed.nodes.begin(), fixed.nodes.end(), [](const tg::ast::node& n) { return n.o == tg::ast::op::range; }) == 3);
+  const std::vector<float> xs = random_floats(5 * 8, 7);
+  tg::buffer in = dev.allocate(xs.size() * 4), out = dev.allocate(5 * 4);
+  in.copy_in(xs.data(), xs.size() * 4);
+  std::vector<double> want(5);
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < 8; ++c) want[std::size_t(r)] += xs[std::size_t(r * 8 + c)];
+  for (const tg::ast::kernel* kernel : std::array<const tg::ast::kernel*, 2>{&generic, &fixed}) {
+    const std::vector<float> blank(5, -1.0f);
+    out.copy_in(blank.data(), 20);
+    dev.launch(*kernel, std::vector<tg::buffer>{out, in}, std::vector<std::int64_t>{5});
+    std::vector<float> got(5);
+    out.copy_out(got.data(), 20);
+    check_close(got, want, 1e-5);
+  }
 }
 
 }  // namespace

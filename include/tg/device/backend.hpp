@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 #include <tg/ast/node.hpp>
 
@@ -30,6 +31,17 @@ struct kernel_source {
   // A GPU schedule from tuning (runtime/tune; codegen::kernel_opts says what each means): with
   // group_lanes >= 1, GPUs take it and `upcast` instead of their heuristic's; 0: they decide.
   int group_lanes = 0, reduce_unroll = 1, nested_lanes = 1;
+};
+
+// Kernels to launch as one (device::prepare_fused): each part's AST with its variables replaced by
+// the values it was prepared for (its grid is then fixed), and its buffer slots; a launch passes
+// the parts' slots one after another. `bound`: the variables (index, value) the parts read before
+// they were specialised; a launch with other values is refused (usage_error), never run wrongly.
+struct fused_source {
+  std::vector<kernel_source> parts;
+  std::vector<int> slot_counts;
+  std::vector<std::pair<std::size_t, std::int64_t>> bound;
+  std::string name;
 };
 
 // A compiled kernel, launched with one pointer per buffer slot and the variable values.
@@ -111,6 +123,10 @@ class backend {
   // The kernel through the pipeline's opts, render and compile steps on compiler()
   // (runtime/device/pipeline.cpp); usage_error when the backend compiles no kernels.
   virtual std::shared_ptr<program> compile(const kernel_source& source);
+  // The parts as one program, launched as one dispatch (runtime/device/pipeline.cpp: each part's
+  // opts as compile's, then the compiler's render_fused); nullptr where the backend cannot fuse
+  // kernels (the caller launches them one by one).
+  virtual std::shared_ptr<program> compile_fused(const fused_source& source);
   virtual void synchronize() = 0;
   // A timer for per-kernel profiles (llm -v); see launch_timer. The default times on the host.
   virtual std::unique_ptr<launch_timer> make_launch_timer();

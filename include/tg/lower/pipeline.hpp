@@ -40,11 +40,13 @@ constexpr void collect_vars(const graph& g, std::vector<symbol>& vars) {
   if (vars.size() > std::size_t(max_plan_vars)) throw "tg::lower: more than 8 symbolic variables";
 }
 
-// Keeps only the nodes the store depends on, renumbering sources.
-constexpr std::vector<ast::node> compact(const std::vector<ast::node>& nodes) {
+// Keeps only the nodes the store depends on, renumbering sources; with keep_ranges, every range
+// too (a hand-built kernel may have an output range nothing reads, of bound 1, that still counts
+// among its output ranges: runtime/opt/specialize.cpp).
+constexpr std::vector<ast::node> compact(const std::vector<ast::node>& nodes, bool keep_ranges = false) {
   std::vector<unsigned char> live(nodes.size(), 0);
   for (std::size_t i = nodes.size(); i-- > 0;) {
-    if (nodes[i].o == ast::op::store) live[i] = 1;
+    if (nodes[i].o == ast::op::store || (keep_ranges && nodes[i].o == ast::op::range)) live[i] = 1;
     if (!live[i]) continue;
     for (auto s : nodes[i].src)
       if (s >= 0) live[std::size_t(s)] = 1;
