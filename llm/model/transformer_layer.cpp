@@ -70,6 +70,37 @@ void transformer::run_layer(std::size_t index) {
     const std::size_t n = matmul_slots(l, kernel, out, in, residual, bias, slots);
     s.run(dev_, kernel, std::span<const buffer>(slots.data(), n), l.w->rows * l.w->row_bytes);
   };
+  // Matmuls of s.hn, none reading another's output: on GPUs a one-token step launches them as
+  // one where there are several (matmuls_together: each dispatch costs time its bytes do not pay for).
+  struct matmul_call {
+    const linear* l;
+    const buffer* out;
+    const std::optional<weight>* bias;
+  };
+  const std::optional<weight> no_bias;
+  auto matmuls_of_one_input = [&](std::span<const matmul_call> calls, matmuls_together& together) {
+    const bool fuse = s.fuse_matmuls && calls.size() > 1 && s.vars[var_tokens] == 1 && s.batch_sequences.empty();
+    if (fuse && !together.kernel) {
+      std::vector<const ast::kernel*> parts;
+      for (const matmul_call& c : calls) {
+        parts.push_back(&pick(*c.l).kernel);
+        together.name += (together.name.empty() ? "" : " + ") + kernel_name(parts.back()->nodes, parts.back()->global_ranges);
+      }
+      together.kernel = dev_.prepare_fused(parts, s.vars);
+    }
+    if (!fuse || !*together.kernel) {
+      for (const matmul_call& c : calls) matmul(*c.l, *c.out, s.hn, {}, *c.bias);
+      return;
+    }
+    std::array<buffer, 32> slots;
+    std::size_t n = 0;
+    std::int64_t weight_bytes = 0;
+    for (const matmul_call& c : calls) {
+      n += matmul_slots(*c.l, pick(*c.l), *c.out, s.hn, {}, *c.bias, std::span(slots).subspan(n));
+      weight_bytes += c.l->w->rows * c.l->w->row_bytes;
+    }
+    s.run(dev_, *together.kernel, std::span<const buffer>(slots.data(), n), weight_bytes, [&] { return together.name; });
+  };
   // Rounds `in` (`width` wide) to 8 bits in s.rounded, in the block sizes the matmuls reading it take.
   auto quantize = [&](const buffer& in, std::int64_t width, std::initializer_list<const linear*> readers) {
     for (std::int64_t block : {std::int64_t(32), std::int64_t(256)}) {
@@ -118,45 +149,16 @@ void transformer::run_layer(std::size_t index) {
   };
   // attention block: x2 = x + Wo · attention(rope(Wq·n), rope(Wk·n), Wv·n), n = norm(x)
   normed_inputs(s.x, w.attn_norm, {&k.q, &k.k, &k.v, &k.stacked});
-  // The projections: the stack's matmul and those of the projections outside it. On GPUs a
-  // one-token step launches them together where there are several (the types of a layer's
-  // attn_q, attn_k, attn_v may differ: Q4_K_M's "more bits" layers stack Q4_K q and k, and
-  // their Q6_K attn_v alone would pay a dispatch for 3.4 MB in an 8B model).
-  struct projection {
-    const linear* l;
-    const buffer* out;
-    const std::optional<weight>* bias;
-  };
-  std::array<projection, 4> projections;
+  // The projections: the stack's matmul and those of the projections outside it (the types of a
+  // layer's attn_q, attn_k, attn_v may differ: Q4_K_M's "more bits" layers stack Q4_K q and k,
+  // and their Q6_K attn_v alone would pay a dispatch for 3.4 MB in an 8B model).
+  std::array<matmul_call, 4> projections;
   std::size_t n_projections = 0;
   if (w.stacked) projections[n_projections++] = {&k.stacked, &s.stacked, &w.stacked->bias};
   if (k.q.w) projections[n_projections++] = {&k.q, &s.q, &w.bq};
   if (k.k.w) projections[n_projections++] = {&k.k, &s.k, &w.bk};
   if (k.v.w) projections[n_projections++] = {&k.v, &s.v, &w.bv};
-  const bool one_token = s.vars[var_tokens] == 1 && s.batch_sequences.empty();
-  if (s.fuse_projections && one_token && n_projections > 1 && !k.projections) {
-    std::array<const ast::kernel*, 4> parts;
-    for (std::size_t i = 0; i < n_projections; ++i) {
-      parts[i] = &pick(*projections[i].l).kernel;
-      k.projections_name += (i ? " + " : "") + kernel_name(parts[i]->nodes, parts[i]->global_ranges);
-    }
-    k.projections = dev_.prepare_fused(std::span(parts.data(), n_projections), s.vars);
-  }
-  if (s.fuse_projections && one_token && k.projections && *k.projections) {
-    std::array<buffer, 32> slots;
-    std::size_t n = 0;
-    std::int64_t weight_bytes = 0;
-    for (std::size_t i = 0; i < n_projections; ++i) {
-      const projection& p = projections[i];
-      n += matmul_slots(*p.l, pick(*p.l), *p.out, s.hn, {}, *p.bias, std::span(slots).subspan(n));
-      weight_bytes += p.l->w->rows * p.l->w->row_bytes;
-    }
-    s.run(dev_, *k.projections, std::span<const buffer>(slots.data(), n), weight_bytes,
-          [&] { return k.projections_name; });
-  } else {
-    for (std::size_t i = 0; i < n_projections; ++i)
-      matmul(*projections[i].l, *projections[i].out, s.hn, {}, *projections[i].bias);
-  }
+  matmuls_of_one_input(std::span(projections.data(), n_projections), k.projections);
   buffer kk = rows[1].stride != 0 ? s.stacked : s.k;
   const buffer& vv = rows[2].stride != 0 ? s.stacked : s.v;
   // On GPUs one kernel ropes the queries and keys and stores the values (not for qwen3's normed
@@ -220,8 +222,8 @@ void transformer::run_layer(std::size_t index) {
   matmul(k.o, s.x2, s.att, s.x);
   // FFN block: x = x2 + down(silu(gate·n) * up·n), n = norm(x2)
   normed_inputs(s.x2, w.ffn_norm, {&k.gate, &k.up});
-  matmul(k.gate, s.g, s.hn);
-  matmul(k.up, s.u, s.hn);
+  const std::array<matmul_call, 2> gate_up = {{{&k.gate, &s.g, &no_bias}, {&k.up, &s.u, &no_bias}}};
+  matmuls_of_one_input(gate_up, k.gate_up);
   // On the CPU SwiGLU is stored, then rounded: fusing it into the rounding like the norm computes
   // silu's exp once per rounding kernel, and exp2 is one scalar call per element in the codegen,
   // so the fused pair measured slower (-v) than this one extra launch. On a GPU the exps are

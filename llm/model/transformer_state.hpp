@@ -113,14 +113,20 @@ struct rounded_input {
   buffer xq, xs, xsum, xb;
 };
 
+// Matmuls reading one input, none another's output, launched as one (device::prepare_fused):
+// made at the first one-token step; `kernel` empty where the device does not fuse them. `name`
+// names the launch in profiles (the parts' names joined by " + ").
+struct matmuls_together {
+  std::optional<prepared_kernel> kernel;
+  std::string name;
+};
+
 struct layer_kernels {
   linear q, k, v, o, gate, up, down;
   linear stacked;  // the layer's stacked projections (layer_weights::stacked); q, k, v then unused where stacked
-  // On GPUs, a one-token step's projection matmuls (the stack's and those outside it) as one
-  // launch where there are several (device::prepare_fused): made at the first such step; empty
-  // where the device does not fuse them. `projections_name` names it in profiles.
-  std::optional<prepared_kernel> projections;
-  std::string projections_name;
+  // On GPUs, a one-token step's matmuls that read one input as one launch where there are
+  // several: the projections (the stack's and those outside it), and gate with up.
+  matmuls_together projections, gate_up;
   std::vector<buffer> k_cache, v_cache;  // one per sequence
 };
 
@@ -162,7 +168,7 @@ struct transformer::state {
   // (activation_kernels.hpp: norm_scale_round_kernel); empty elsewhere.
   std::map<std::int64_t, launchable> norm_scale_round;
   std::vector<buffer> slots;  // scratch: a plan kernel's buffers
-  bool fuse_projections = false;  // GPUs: a one-token step's projections in one launch (layer_kernels::projections)
+  bool fuse_matmuls = false;  // GPUs: a one-token step's matmuls of one input in one launch (matmuls_together)
   linear output;
   std::vector<layer_kernels> layers;
   launch_values vars{};
