@@ -63,6 +63,19 @@ std::vector<top_reduce> top_level_reduces(std::span<const ast::node> nodes) {
   return tops;
 }
 
+// Whether an output range's bound is a symbolic expression other than a bare variable: a position
+// plus a count, as decode attention's context (start_pos + T), which runs to thousands, where a
+// bare variable (a token count) is 1 at decode and the heuristic counts it so.
+bool outputs_grow(std::span<const ast::node> nodes, int global_ranges) {
+  for (int r = 0; r < global_ranges; ++r) {
+    const ast::node* range = range_node(nodes, r);
+    if (range == nullptr) continue;
+    const ast::node& bound = nodes[std::size_t(range->src[0])];
+    if (bound.o != ast::op::constant && bound.o != ast::op::variable) return true;
+  }
+  return false;
+}
+
 // Bytes an access moves as range `number` steps by 1.
 std::int64_t byte_stride(std::span<const ast::node> nodes, const ast::node& n, int number) {
   return std::llabs(element_stride(nodes, n, number)) * size_bytes(n.dt);
@@ -268,6 +281,20 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
     group = group == 0 ? lanes * nested : std::min(group, lanes);
   }
   if (group <= 1) nested = 1;
+  // Short reduces split only because the outputs, counted at one token and context 1, leave the
+  // GPU idle, where an output range grows with the context (decode attention's scores: 8 x 4 at
+  // context 1, 131072 at 4096): a few work-items an output, so a long context is read at memory
+  // speed rather than spending its issue slots on exchanges. On AMD:EMU, modeled on an RX 7900 XTX
+  // (the 1B's heads of 64, the 8B's of 128): 4 work-items, unroll 4: context 4096 19.9 -> 6.9 us
+  // and 38.3 -> 11.3 us; 1024 (8B) 11.1 -> 4.3; 256 (1B) 3.2 -> 2.5; 16: 2.5 either way. BEAM found
+  // 2 work-items with 2 nested lanes, 6.9 us at 4096.
+  const bool short_splits = std::none_of(tops.begin(), tops.end(), [&](const top_reduce& r) {
+    return r.iterations < 0 || r.iterations >= 16 * traits.wave_lanes;
+  });
+  if (group > 4 && short_splits && outputs_grow(nodes, global_ranges)) {
+    opts.group_lanes = 4, opts.reduce_unroll = 4, opts.nested_lanes = 1;
+    return opts;
+  }
   // A split dot whose weights many outputs read (a full prompt chunk's matmul): a register tile.
   if (group > 1 && !few_outputs && tops.size() == 1 && tops[0].nested_bound > 0 &&
       tile_split_dot(nodes, global_ranges, tops[0], group / nested, asked_upcast, traits, opts))
@@ -313,6 +340,16 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   // one kernel took 19 us modeled at unroll 4, 32 trips along the row; 4.5 us so.)
   const bool plain = std::all_of(tops.begin(), tops.end(),
                                  [](const top_reduce& r) { return r.nested_bound == 0 && r.iterations > 0; });
+  // A kernel that leaves the GPU idle with plain split reduces of symbolic length (decode
+  // attention's row max and sum of exponentials past short_attention_context: 32 rows, each over
+  // the context): 16 iterations a trip. BEAM on AMD:EMU, the 1B at context 4096: 18.5 -> 6.5 us
+  // modeled each; at context 40, 2.5 us either way. (Not where the GPU is busy: the weighted sum
+  // of V, 2048 outputs, took 19 -> 70 us so.)
+  const bool symbolic_plain = std::all_of(tops.begin(), tops.end(), [](const top_reduce& r) {
+    return r.nested_bound == 0 && !r.lanes_hint && r.iterations < 0;
+  });
+  if (group > 1 && !tops.empty() && symbolic_plain && idle_gpu)
+    opts.reduce_unroll = std::min(16, traits.max_reduce_unroll);
   if (group > 1 && !tops.empty() && plain && trips > 0) {
     std::int64_t longest = 0;
     for (const top_reduce& r : tops) longest = std::max(longest, r.bound);

@@ -6,7 +6,7 @@
 //
 // The interpreter runs a two-layer model of each shape (its layer 0 a plain layer, its layer 1
 // one of Q4_K_M's "more bits" layers, Q6_K in attn_v and ffn_down; alike in Q8_0) with a 4096-row
-// vocabulary, at context 16. The token is then the embedding and head's kernels once, each
+// vocabulary, at context 16 (TG_STEP_CONTEXT). The token is then the embedding and head's kernels once, each
 // layer's kernels times the real model's count of such layers (half of each in Q4_K_M, as
 // llama.cpp's type mix has it), and the head matmul scaled by real rows / 4096 (its cost is
 // linear in the rows at these sizes). A MODEL, not a measurement: see print_preamble.
@@ -16,6 +16,7 @@
 //       TG_STEP_SHAPES=8b the 8B ones alone; TG_STEP_FORMAT=q8_0 or q4_k_m one format only
 //   TG_BEAM=2 TG_CACHE=/tmp/t.db build/tests/bench/gpu_step_roofline   each kernel BEAM-searched
 //       (by the same model) before it counts; a second run with that TG_CACHE reads the cache
+//   TG_STEP_CONTEXT=4096 build/tests/bench/gpu_step_roofline   a decode step at position 4096
 //   TG_STEP_TOKENS=32 build/tests/bench/gpu_step_roofline   a prompt's first chunk of 32 tokens
 //       (the prefill kernels) instead of a decode step; its rate is the chunk's tokens per second
 #include <tg/device.hpp>
@@ -42,7 +43,7 @@ namespace fs = std::filesystem;
 using tg::bench::roofline_gpu;
 
 constexpr std::uint32_t modeled_vocab = 4096;
-constexpr std::int64_t context = 16;  // the decode step's position: one prefill chunk before it
+constexpr std::int64_t prompt_tokens = 16;  // one prefill chunk before the decode step
 
 // The two-layer stand-in of `preset` in `format`, written once into `dir`.
 fs::path two_layer_model(const fs::path& dir, const tg::synth::model_preset& preset, tg::synth::weight_format format) {
@@ -81,6 +82,10 @@ int main(int argc, char** argv) {
   const char* tokens_env = std::getenv("TG_STEP_TOKENS");
   const std::int64_t step_tokens = tokens_env != nullptr ? std::max(1L, std::atol(tokens_env)) : 1;
   const bool prefill = step_tokens > 1;
+  // The decode step's position (TG_STEP_CONTEXT, default 16): past the prompt's 16 tokens the cache
+  // holds zeros, which attention reads as it would real keys and values.
+  const char* context_env = std::getenv("TG_STEP_CONTEXT");
+  const std::int64_t context = context_env != nullptr ? std::max(prompt_tokens, std::atol(context_env)) : prompt_tokens;
   tg::bench::print_preamble(prefill ? "one whole prefill chunk of the LLM, every kernel."
                                     : "one whole decode step of the LLM, every kernel.");
   if (prefill) std::printf("prefill: a prompt's first chunk of %lld tokens\n\n", (long long)step_tokens);
@@ -108,18 +113,18 @@ int main(int argc, char** argv) {
         roofline_gpu g(device_name, *card);
         // A prefill step is a full chunk (on GPUs, the kernels fixed to its length); decode's prompt one of 16.
         tg::model::transformer m(g.dev, file, {.max_context = std::max(context, step_tokens) + 8,
-                                                .chunk_size = prefill ? step_tokens : context});
+                                                .chunk_size = prefill ? step_tokens : prompt_tokens});
         // Under TG_BEAM a kernel is searched at its first launch, with that launch's variables:
-        // one step first, so the kernels are tuned for the step counted (for decode, one token; the
-        // prompt's chunk then rewrites the cache from position 0).
+        // one step first, so the kernels are tuned for the step counted (for decode, one token at the
+        // modeled position; the prompt's chunk then rewrites the cache from position 0).
         std::vector<std::int32_t> step;
         for (std::int64_t i = 0; i < step_tokens; ++i) step.push_back(std::int32_t(400 + i));
         if (const char* beam = std::getenv("TG_BEAM"); beam != nullptr && std::string(beam) != "0")
-          (void)m.forward(step, 0, tg::model::head::last);
+          (void)m.forward(step, prefill ? 0 : context, tg::model::head::last);
         if (!prefill) {
           std::vector<std::int32_t> prompt;
-          for (int i = 0; i < 16; ++i) prompt.push_back(300 + i);
-          (void)m.forward(prompt, 0, tg::model::head::none);  // the cache up to the modeled context
+          for (int i = 0; i < prompt_tokens; ++i) prompt.push_back(300 + int(i));
+          (void)m.forward(prompt, 0, tg::model::head::none);  // the cache's first 16 positions
         }
         // One step, each launch's dispatch (if it has one) paired with its kernel and layer.
         std::map<std::string, kernel_cost> costs;

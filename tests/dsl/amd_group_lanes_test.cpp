@@ -528,6 +528,41 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     kb.store(0, i, kb.sum(kb.load<float>(1, i * 8 + k), k));
     CHECK(group_of(kb.finish()) == 1);
   }
+  {  // decode attention's scores: one per cached position (the context start_pos + T, a sum of
+     // launch variables, grows to thousands), each a dot over a 64-value head: 4 work-items an
+     // output, unroll 4; counted at context 1 the GPU looked idle and the head dot took a wave
+    auto scores = [](bool context_range) {
+      tg::kernel_builder kb;
+      auto kvh = kb.output_range(8);
+      auto t = kb.output_range(kb.variable(0));
+      auto c = kb.output_range(context_range ? kb.variable(1) + kb.variable(0) : kb.variable(2));
+      auto g = kb.output_range(4);
+      auto d = kb.reduce_range(64);
+      auto k = kb.load<float>(2, (kvh * 4096 + c) * 64 + d);
+      kb.store(0, ((kvh * 4 + g) * 8 + t) * 4096 + c, kb.sum(kb.load<float>(1, (t * 32 + kvh * 4 + g) * 64 + d) * k, d));
+      return kb.finish();
+    };
+    const tg::ast::kernel growing = scores(true), counted = scores(false);
+    const tg::codegen::kernel_opts o = tg::opt::choose_gpu_opts(growing.nodes, growing.global_ranges, {});
+    CHECK((o.group_lanes == 4 && o.reduce_unroll == 4 && o.nested_lanes == 1));
+    CHECK(group_of(counted) == 32);  // a bare variable (a token count) counts as 1: the wave split stays
+  }
+  {  // decode attention's row max over the context (symbolic) for 32 rows: the GPU idle, 16
+     // iterations a trip; with 64 tokens as constants (2048 rows) the unroll stays 4
+    auto row_max = [](bool symbolic_tokens) {
+      tg::kernel_builder kb;
+      auto ctx = kb.variable(1);
+      auto h = kb.output_range(32);
+      auto t = symbolic_tokens ? kb.output_range(kb.variable(0)) : kb.output_range(64);
+      auto p = kb.reduce_range(ctx);
+      kb.store(0, h * 64 + t, kb.max(kb.load<float>(1, (h * 64 + t) * ctx + p), p));
+      return kb.finish();
+    };
+    const tg::ast::kernel idle = row_max(true), busy = row_max(false);
+    const tg::codegen::kernel_opts o = tg::opt::choose_gpu_opts(idle.nodes, idle.global_ranges, {});
+    CHECK((o.group_lanes == 32 && o.reduce_unroll == 16));
+    CHECK(tg::opt::choose_gpu_opts(busy.nodes, busy.global_ranges, {}).reduce_unroll == 4);
+  }
 }
 
 }  // namespace
