@@ -343,12 +343,12 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   // A kernel that leaves the GPU idle with plain split reduces of symbolic length (decode
   // attention's row max and sum of exponentials past short_attention_context: 32 rows, each over
   // the context): 16 iterations a trip. BEAM on AMD:EMU, the 1B at context 4096: 18.5 -> 6.5 us
-  // modeled each; at context 40, 2.5 us either way. (Not where the GPU is busy: the weighted sum
-  // of V, 2048 outputs, took 19 -> 70 us so.)
-  const bool symbolic_plain = std::all_of(tops.begin(), tops.end(), [](const top_reduce& r) {
-    return r.nested_bound == 0 && !r.lanes_hint && r.iterations < 0;
-  });
-  if (group > 1 && !tops.empty() && symbolic_plain && idle_gpu)
+  // modeled each; at context 40, 2.5 us either way. Not where the GPU is busy (the weighted sum
+  // of V, 2048 outputs, took 19 -> 70 us so), nor for several reduces in one kernel (decode
+  // attention in one kernel for a model with few heads then took 256 VGPRs and spilled).
+  const bool symbolic_plain = tops.size() == 1 && tops[0].nested_bound == 0 && !tops[0].lanes_hint &&
+                              tops[0].iterations < 0;
+  if (group > 1 && symbolic_plain && idle_gpu)
     opts.reduce_unroll = std::min(16, traits.max_reduce_unroll);
   if (group > 1 && !tops.empty() && plain && trips > 0) {
     std::int64_t longest = 0;

@@ -562,6 +562,15 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     const tg::codegen::kernel_opts o = tg::opt::choose_gpu_opts(idle.nodes, idle.global_ranges, {});
     CHECK((o.group_lanes == 32 && o.reduce_unroll == 16));
     CHECK(tg::opt::choose_gpu_opts(busy.nodes, busy.global_ranges, {}).reduce_unroll == 4);
+    // Two reduces over the context in one kernel (decode attention in one kernel, for a model of
+    // few heads) keep unroll 4: at 16 they took 256 VGPRs and spilled.
+    tg::kernel_builder kb;
+    auto ctx = kb.variable(1);
+    auto h = kb.output_range(32);
+    auto p = kb.reduce_range(ctx), q = kb.reduce_range(ctx);
+    kb.store(0, h, kb.max(kb.load<float>(1, h * ctx + p), p) + kb.sum(kb.load<float>(1, h * ctx + q), q));
+    const tg::ast::kernel both = kb.finish();
+    CHECK(tg::opt::choose_gpu_opts(both.nodes, both.global_ranges, {}).reduce_unroll == 4);
   }
 }
 
