@@ -148,10 +148,7 @@ struct device::cache {
   // Kernels launched as one (prepare_fused), nullptr where the backend fuses none; looked up by
   // content, there are few.
   struct fused_key {
-    std::vector<std::vector<ast::node>> parts;
-    std::vector<std::vector<int>> upcast;
-    std::vector<int> slots, global_ranges, panel;
-    std::vector<bool> vector_lanes;
+    std::vector<ast::kernel> parts;  // each with its variables' values in place
     std::vector<std::pair<std::size_t, std::int64_t>> bound;
     bool operator==(const fused_key&) const = default;
   };
@@ -260,12 +257,8 @@ prepared_kernel device::prepare_fused(std::span<const ast::kernel* const> kernel
         const std::pair<std::size_t, std::int64_t> b{index, vars[index]};
         if (std::find(key.bound.begin(), key.bound.end(), b) == key.bound.end()) key.bound.push_back(b);
       }
-    key.parts.push_back(opt::has_variables(k->nodes) ? opt::specialize(k->nodes, vars) : k->nodes);
-    key.upcast.push_back(k->upcast);
-    key.slots.push_back(k->slot_count);
-    key.global_ranges.push_back(k->global_ranges);
-    key.panel.push_back(k->panel);
-    key.vector_lanes.push_back(k->vector_lanes);
+    key.parts.push_back(*k);
+    if (opt::has_variables(k->nodes)) key.parts.back().nodes = opt::specialize(k->nodes, vars);
     slots += k->slot_count;
   }
   std::sort(key.bound.begin(), key.bound.end());
@@ -273,11 +266,11 @@ prepared_kernel device::prepare_fused(std::span<const ast::kernel* const> kernel
   for (const auto& [known, compiled] : cache_->fused)
     if (known == key) return compiled ? prepared_kernel(compiled, slots) : prepared_kernel();
   fused_source source{.bound = key.bound};
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const std::string name = kernel_name(key.parts[i], key.global_ranges[i]);
-    source.name += (i ? "__" : "fused__") + name;  // a symbol: letters, digits and _
-    source.parts.push_back({key.parts[i], key.global_ranges[i], name, key.upcast[i], key.vector_lanes[i], key.panel[i]});
-    source.slot_counts.push_back(key.slots[i]);
+  for (const ast::kernel& k : key.parts) {
+    const std::string name = kernel_name(k.nodes, k.global_ranges);
+    source.name += (source.parts.empty() ? "fused__" : "__") + name;  // a symbol: letters, digits and _
+    source.parts.push_back({k.nodes, k.global_ranges, name, k.upcast, k.vector_lanes, k.panel});
+    source.slot_counts.push_back(k.slot_count);
   }
   std::shared_ptr<program> p = kernels.size() < 2 ? nullptr : backend_->compile_fused(source);
   if (p) ++cache_->stats.compiled;

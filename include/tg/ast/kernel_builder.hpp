@@ -31,6 +31,7 @@ struct kernel {
   // With upcast, on a CPU: the last output range in panels of this many values (a multiple of
   // its upcast), each swept over every row before the next; 0: none.
   int panel = 0;
+  bool operator==(const kernel&) const = default;
 };
 
 }  // namespace ast
