@@ -11,6 +11,7 @@
 
 #include "llm/gguf/gguf_file.hpp"
 #include "llm/model/activation_kernels.hpp"
+#include "llm/model/attention_kernels.hpp"
 #include "llm/model/linear_kernels.hpp"
 
 namespace tg::model {
@@ -102,6 +103,7 @@ void add_activations(layout& l, const model_config& c, std::int64_t T, std::int6
   floats(c.n_head * T * context);  // probs
   floats(c.n_head * T);
   floats(c.n_head * T);
+  floats(attention_runs * T * qw);
   floats(T * std::max<std::int64_t>(c.n_head, 1));
   floats(T * c.vocab);
   l.add(activations_part, std::uint64_t(T) * 4);  // tokens

@@ -120,6 +120,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.probs = floats(dev, c.n_head * T * max_context_);
   s.row_max = floats(dev, c.n_head * T);
   s.row_sum = floats(dev, c.n_head * T);
+  s.attend_runs = floats(dev, attention_runs * T * qw);  // a GPU's weighted sum in runs (attention_passes)
   s.scale = floats(dev, T * std::max(c.n_head, std::int64_t(1)));
   s.logits = floats(dev, T * c.vocab);
   s.tokens = dev.allocate(std::size_t(T) * 4);
@@ -171,15 +172,21 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
   s.fuse_matmuls = form == matmul_form::gpu;
   // A GPU's decode step runs attention in two kernels, the scores and the weighted sum, which
-  // finds each row's max and sum of exponentials itself (softmax_from::scores): three dispatches
-  // fewer a layer than the CPU's passes. Past short_attention_context its serial walks cost more
-  // than two dispatches (the 8B's heads, modeled on an RX 7900 XTX: 22.0 against 23.1 us at
-  // context 1024, 42.0 against 39.4 at 2048), and there, and for chunk tails, the passes compute
-  // the exponentials where they are used (scores_and_max). Full chunks keep the exp pass: their
-  // weighted sum, scheduled two work-items to a walk, took 20 us a layer with the exps inline
+  // finds each row's max and sum of exponentials itself (softmax_from::scores): four dispatches
+  // fewer a layer than the passes. Past short_attention_context its serial walks cost more than
+  // the dispatches, and there, and for chunk tails, the passes run with the weighted sum split in
+  // attention_runs runs over the context (attend_segments_kernel), so that many more waves share
+  // the walk. Modeled on an RX 7900 XTX, the 8B's heads (128), attention a layer after the
+  // scores: one kernel 18.0 us at 1024, 34.0 at 2048, 66.0 at 4096; the passes with the
+  // exponentials where they are used (this path's form before, scores_and_max) 17.2, 27.5, 48.1;
+  // in runs 15.5, 19.8, 29.0 (8192: 89.3 -> 47.4). The 1B's heads (64) in runs lose up to 2.4 us
+  // to those passes below 2048 and gain from 4096 (31.1 -> 27.6; 8192: 55.7 -> 44.7)
+  // (tests/bench/gpu_attention_sweep). Full chunks keep the exp pass and their one weighted
+  // sum: theirs, scheduled two work-items to a walk, took 20 us a layer with the exps inline
   // against 4.9 (the 1B's chunk of 32).
   const bool gpu = form == matmul_form::gpu;
-  s.attention = attention_passes(shape, gpu ? softmax_from::scores_and_max : softmax_from::probabilities);
+  s.attention = gpu ? attention_passes(shape, softmax_from::probabilities, attention_runs)
+                    : attention_passes(shape, softmax_from::probabilities);
   if (gpu) s.short_attention = attention_passes(shape, softmax_from::scores);
   if (fixed_chunks) {
     attention_shape full = shape;
@@ -373,7 +380,7 @@ void transformer::prepare_partial_chunks() {
   // And the attention passes of chunk tails, which on GPUs a decode step does not run (it takes
   // state::short_attention).
   attention_passes& a = s_->attention;
-  for (launchable* pass : {&a.scores, &a.max, &a.exp, &a.sum, &a.attend})
+  for (launchable* pass : {&a.scores, &a.max, &a.exp, &a.sum, &a.attend, &a.join})
     if (!pass->kernel.nodes.empty() && !pass->prepared) pass->prepared = dev_.prepare(pass->kernel);
 }
 

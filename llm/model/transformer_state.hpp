@@ -63,14 +63,17 @@ constexpr std::int64_t short_attention_context = 1024;
 
 // Attention's passes after RoPE and the cache write (attention_kernels.hpp), for one shape.
 struct attention_passes {
-  launchable scores, max, exp, sum, attend;
+  launchable scores, max, exp, sum, attend, join;
   softmax_from from = softmax_from::probabilities;
   attention_passes() = default;
   // What the weighted sum reads (attention_kernels.hpp: softmax_from), and so which passes run
   // before it: max, exp and sum; max and sum (the exponentials computed where they are used);
-  // or none (a GPU's decode: the weighted sum finds the row's max and sum itself).
-  attention_passes(const attention_shape& s, softmax_from f)
-      : scores(scores_kernel(s)), attend(attend_kernel(s, f)), from(f) {
+  // or none (a GPU's decode: the weighted sum finds the row's max and sum itself). With `runs`
+  // (the probabilities only), the weighted sum is attend_segments_kernel's runs over the
+  // context, and `join` adds them up.
+  attention_passes(const attention_shape& s, softmax_from f, std::int64_t runs = 0)
+      : scores(scores_kernel(s)), attend(runs > 0 ? attend_segments_kernel(s, runs) : attend_kernel(s, f)), from(f) {
+    if (runs > 0) join = attend_join_kernel(s, runs);
     if (f == softmax_from::scores) return;
     max = softmax_max_kernel(s);
     sum = softmax_sum_kernel(s, f == softmax_from::scores_and_max);
@@ -138,7 +141,7 @@ struct row_views {
 
 struct transformer::state {
   // Activations, sized for a full chunk.
-  buffer x, x2, hn, q, k, v, kn, qr, scores, probs, row_max, row_sum, att, g, u, ff, scale, logits, tokens;
+  buffer x, x2, hn, q, k, v, kn, qr, scores, probs, row_max, row_sum, attend_runs, att, g, u, ff, scale, logits, tokens;
   buffer stacked;  // a layer's stacked projections' outputs [t][up to q + k + v widths] (projection_rows)
   buffer rope_cos, rope_sin;  // this chunk's rows of the tables below
   std::vector<float> cos_table, sin_table;  // [position][head_dim / 2], on the host

@@ -179,6 +179,33 @@ void choose_matmul_tile(std::span<const ast::node> nodes, int global_ranges, con
   while (opts.reduce_unroll * 2 * (tm + tn) <= 64 && opts.reduce_unroll * 2 <= traits.max_reduce_unroll) opts.reduce_unroll *= 2;
 }
 
+// A matrix-matrix kernel whose reduce has a symbolic length (attention's weighted sum of V: a
+// walk over the context, as long as the context grows): a 4 x 4 register tile whatever the
+// output count, so each trip's loads of p and V feed 16 multiply-adds rather than one or two (at
+// one output a work-item, the walk's index arithmetic, masks and conversions made these kernels
+// bound by issue, not memory), and the walk split over half a wave of work-items, 2 iterations a
+// trip. On AMD:EMU, modeled on an RX 7900 XTX (tests/bench/gpu_attention_sweep: groups of 8 to
+// 32, unrolls of 1 to 4, contexts 64 to 4096), this was the best or within 10% of it for the 8B's
+// heads of 128 but at 1024 and 4096 in a full chunk (35.0 and 131.0 us against 27.8 and 99.5 at
+// a wave, unroll 2); for the 1B's heads of 64 it trails a wave, unroll 2 by up to 30% in runs.
+// Against one work-item per output (a 1 x 2 tile at most), the 8B's full chunk at context 4096:
+// 228.8 -> 131.0 us, 1024 59.0 -> 35.0, 256 16.5 -> 11.0; the 1B's at 4096 281.0 -> 66.5.
+// Returns false (opts unchanged) where the kernel is not such a product, or its tile ranges are
+// symbolic or not multiples of 4.
+bool split_tiled_walk(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits,
+                      codegen::kernel_opts& opts) {
+  const auto [m, n] = matmul_ranges(nodes, global_ranges);
+  if (m < 0) return false;
+  const std::int64_t bm = const_bound(nodes, m), bn = const_bound(nodes, n);
+  if (bm <= 0 || bn <= 0 || bm % 4 != 0 || bn % 4 != 0) return false;
+  opts.upcast.assign(std::size_t(global_ranges), 1);
+  opts.upcast[std::size_t(m)] = 4;
+  opts.upcast[std::size_t(n)] = 4;
+  opts.group_lanes = std::max(1, traits.wave_lanes / 2);
+  opts.reduce_unroll = 2;
+  return true;
+}
+
 // A split dot (the LLM's int8 matmuls: a group of threads per output, splitting the row's block
 // loop) that is also a matrix-matrix product with a constant second range (a full prompt chunk's
 // tokens: the weights do not move along it) and outputs enough to fill the GPU. Split as for one
@@ -359,6 +386,7 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   }
   // One work-item per output and one plain loop reduce over rows and columns: a matmul's tile.
   if (group <= 1 && global_ranges >= 2 && tops.size() == 1 && !tops[0].lanes_hint && tops[0].nested_bound == 0) {
+    if (tops[0].bound < 0 && split_tiled_walk(nodes, global_ranges, traits, opts)) return opts;
     choose_matmul_tile(nodes, global_ranges, traits, opts);
     // Left at one output per work-item (too few outputs for a tile) with a reduce of symbolic
     // length (a full chunk's weighted sum of V over the context): two work-items share each walk,

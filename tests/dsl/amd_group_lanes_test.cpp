@@ -505,21 +505,42 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
   {  // decode attention's weighted sum of V: 8 KV heads x 4 query heads x 64 values a token (the
      // token range a launch variable, counted as 1), each a reduce over the context: too few
      // outputs to fill the GPU one thread each, so a group splits each context walk, though the
-     // outputs are contiguous; with 64 tokens as constants there are outputs enough
-    auto weighted_v = [](bool symbolic_tokens) {
+     // outputs are contiguous; with 64 tokens as constants there are outputs enough, and the walk
+     // (symbolic: as long as the context) takes a 4 x 4 tile of (g, d) split over half a wave
+    auto weighted_v = [](bool symbolic_tokens, std::int64_t group = 4) {
       tg::kernel_builder kb;
       auto ctx = kb.variable(1);
       auto h = kb.output_range(8);
       auto t = symbolic_tokens ? kb.output_range(kb.variable(0)) : kb.output_range(64);
-      auto g = kb.output_range(4);
+      auto g = kb.output_range(group);
       auto d = kb.output_range(64);
       auto p = kb.reduce_range(ctx);
-      auto weight = kb.load<float>(1, ((t * 8 + h) * 4 + g) * ctx + p);
-      kb.store(0, ((t * 8 + h) * 4 + g) * 64 + d, kb.sum(weight * kb.load<float>(2, p * 512 + h * 64 + d), p));
+      auto weight = kb.load<float>(1, ((t * 8 + h) * group + g) * ctx + p);
+      kb.store(0, ((t * 8 + h) * group + g) * 64 + d, kb.sum(weight * kb.load<float>(2, p * 512 + h * 64 + d), p));
       return kb.finish();
     };
     CHECK(group_of(weighted_v(true)) == 32);
-    CHECK(group_of(weighted_v(false)) == 1);
+    const tg::ast::kernel chunk = weighted_v(false);
+    const tg::codegen::kernel_opts tiled = tg::opt::choose_gpu_opts(chunk.nodes, chunk.global_ranges, {});
+    CHECK(tiled.group_lanes == 16);
+    CHECK(tiled.reduce_unroll == 2);
+    CHECK(tiled.upcast == std::vector<int>{1, 1, 4, 4});
+    // Seven query heads a KV head (Qwen2.5-0.5B's 14 over 2) do not tile by 4: choose_matmul_tile's
+    // tile (1 x 2 here), one work-item to a walk, as before the rule.
+    const tg::ast::kernel seven = weighted_v(false, 7);
+    const tg::codegen::kernel_opts untiled = tg::opt::choose_gpu_opts(seven.nodes, seven.global_ranges, {});
+    CHECK(untiled.group_lanes <= 1);
+    CHECK(untiled.upcast == std::vector<int>{1, 1, 1, 2});
+  }
+  {  // a matrix-matrix product over a constant K keeps choose_matmul_tile's tile, no group
+    tg::kernel_builder kb;
+    auto i = kb.output_range(512);
+    auto j = kb.output_range(512);
+    auto k = kb.reduce_range(256);
+    kb.store(0, i * 512 + j, kb.sum(kb.load<float>(1, i * 256 + k) * kb.load<float>(2, k * 512 + j), k));
+    const tg::ast::kernel mm = kb.finish();
+    const tg::codegen::kernel_opts o = tg::opt::choose_gpu_opts(mm.nodes, mm.global_ranges, {});
+    CHECK(o.group_lanes <= 1);
   }
   {  // many rows with a short reduce: one thread each
     tg::kernel_builder kb;

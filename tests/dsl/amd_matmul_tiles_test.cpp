@@ -267,12 +267,13 @@ TEST_CASE("DSL matmuls with the default GPU opts agree with the CPU") {
 // The heuristic tiles a matmul (grown while enough work-items remain to fill the GPU, with the
 // reduce unrolled to about 64 loaded elements per trip), and leaves a matvec's group of lanes, an
 // int8 matmul's nested lanes and an elementwise kernel's one thread per element as they were.
-TEST_CASE("a weighted sum over a symbolic length, two work-items sharing each walk, matches plain C++") {
+TEST_CASE("a weighted sum over a symbolic length, in 4 x 4 tiles with half a wave sharing each walk, matches plain C++") {
   const tg::ast::kernel k = weighted_sum_kernel();
   tg::opt::gpu_traits amd;
   amd.max_reduce_unroll = 32;
   const tg::codegen::kernel_opts opts = tg::opt::choose_gpu_opts(k.nodes, k.global_ranges, amd);
-  REQUIRE(opts.group_lanes == 2);
+  REQUIRE(opts.group_lanes == 16);
+  REQUIRE(opts.upcast == std::vector<int>{4, 4});
   for (const std::int64_t length : {1, 37, 64}) {  // shorter than a trip, ragged, whole trips
     CAPTURE(length);
     const std::vector<float> p = tg::test::random_floats(std::size_t(256 * length), 3),
@@ -287,6 +288,36 @@ TEST_CASE("a weighted sum over a symbolic length, two work-items sharing each wa
       const std::vector<float> got = run_tiled(g, k, opts, want.size(), {bytes_of(p), bytes_of(v)}, {length});
       for (std::size_t i = 0; i < want.size(); ++i) REQUIRE(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
     }
+  }
+}
+
+TEST_CASE("a one-thread walk unrolled over a symbolic length keeps each trip's loads in flight together") {
+  // One work-item per output, 4 copies a trip, no group: the copies add into one accumulator.
+  // When a copy past the bound was dropped by a select on that accumulator, each copy's add, and
+  // with it its loads, waited for the copy before, and the AMDGPU backend waited for every load
+  // apart: 64 waits a wave for a walk of 64; its 16 trips now take 32 (p's and V's loads).
+  const tg::ast::kernel k = weighted_sum_kernel();
+  tg::codegen::kernel_opts opts = tiled({1, 1}, 4);
+  const std::int64_t length = 64;
+  const std::vector<float> p = tg::test::random_floats(std::size_t(256 * length), 5),
+                           v = tg::test::random_floats(std::size_t(length * 256), 6);
+  std::vector<float> want(256 * 256, 0.0f);
+  for (int t = 0; t < 256; ++t)
+    for (int d = 0; d < 256; ++d)
+      for (std::int64_t c = 0; c < length; ++c)
+        want[std::size_t(t * 256 + d)] += p[std::size_t(t * length + c)] * v[std::size_t(c * 256 + d)];
+  for (const gpu& g : gpus) {
+    CAPTURE(g.device);
+    auto& gpu_model = dynamic_cast<tg::emu::emu_device&>(emulated(g.device).impl()).emulated_gpu();
+    std::uint64_t waits = 0;
+    gpu_model.observe_dispatches([&](const tg::emu::shader::launch&, const tg::emu::shader::dispatch_counters& c) {
+      waits = std::max(waits, c.max_wave_memory_waits);
+    });
+    const std::vector<float> got = run_tiled(g, k, opts, want.size(), {bytes_of(p), bytes_of(v)}, {length});
+    gpu_model.observe_dispatches({});
+    for (std::size_t i = 0; i < want.size(); ++i) REQUIRE(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
+    CHECK(waits <= 40);
+    MESSAGE(std::string(g.device) << ": " << waits << " memory waits a wave for a walk of 64 in trips of 4");
   }
 }
 
@@ -317,12 +348,12 @@ TEST_CASE("the GPU heuristic gives a matmul a register tile and leaves other ker
     const tg::ast::kernel k = matmul_kernel(0, 256, 256, 256, tg::dtype::float32, 256);
     CHECK(tg::opt::choose_gpu_opts(k.nodes, k.global_ranges, {}).reduce_unroll == 16);
   }
-  {  // a weighted sum over a symbolic length (a full chunk's attention, P.V over the context): no tile
-     // (65536 outputs), so two work-items share each walk
+  {  // a weighted sum over a symbolic length (a full chunk's attention, P.V over the context): a 4 x 4
+     // tile whatever the output count (65536 here), its walk split over half a wave, unroll 2
     const tg::codegen::kernel_opts o = opts_of(weighted_sum_kernel());
-    CHECK(o.upcast == std::vector<int>{1, 1});
-    CHECK(o.group_lanes == 2);
-    CHECK(o.reduce_unroll == 16);
+    CHECK(o.upcast == std::vector<int>{4, 4});
+    CHECK(o.group_lanes == 16);
+    CHECK(o.reduce_unroll == 2);
   }
   {  // symbolic rows: left as before until a binding specializes them
     const tg::codegen::kernel_opts o = opts_of(matmul_kernel(0, -1, 64, 1024, tg::dtype::float32, 1024));

@@ -147,3 +147,67 @@ TEST_CASE("a synthetic qwen2 with QKV biases in Q8_0 on the emulated gfx11 match
   CHECK(got.continuation == want.continuation);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("decode steps either side of short_attention_context on the emulated gfx11 match the CPU") {
+  // Up to context 1024 a GPU's decode attention is one kernel after the scores; past it, the
+  // passes with the weighted sum in attention_runs runs and a join (transformer.cpp). A synthetic
+  // llama in Q8_0 (an f16 cache) with 8 query heads on 2 KV heads (the runs take 4 x 4 tiles of
+  // them), a prompt of 1020 tokens, then greedy steps at positions 1020 to 1025: each step's
+  // logits against the CPU's, and the launches a step makes (4 more a layer in runs: max, exp,
+  // sum and the join).
+  using namespace tg::synth;
+  setenv("TG_AMD_CODEGEN", "1", 0);
+  model_spec spec = default_spec(architecture::llama);
+  spec.format = weight_format::q8_0;
+  spec.dims.n_head = 8;
+  spec.dims.n_head_kv = 2;
+  spec.dims.context_length = 1100;
+  spec.random_norms = true;
+  spec.seed = 11;
+  const auto path = std::filesystem::temp_directory_path() / ("tg_amd_emu_long_" + std::to_string(::getpid()) + ".gguf");
+  write_model(spec, byte_level_vocabulary(spec.arch), path);
+  auto file = tg::gguf::file::open(path);
+  std::vector<std::int32_t> prompt;
+  while (prompt.size() < 1020) prompt.push_back(std::int32_t(3 + 37 * prompt.size() % 250));
+  struct steps_run {
+    std::vector<std::vector<float>> logits;
+    std::vector<int> launches;
+  };
+  auto run_steps = [&](tg::device& dev) {
+    tg::model::transformer m(dev, file, {.max_context = 1040, .chunk_size = 64});
+    steps_run r;
+    std::vector<float> logits;
+    for (std::size_t at = 0; at < prompt.size(); at += 64) {
+      const std::size_t n = std::min<std::size_t>(64, prompt.size() - at);
+      logits = m.forward(std::span(prompt).subspan(at, n), std::int64_t(at),
+                         at + n == prompt.size() ? tg::model::head::last : tg::model::head::none);
+    }
+    int launches = 0;
+    m.set_profiling(true);  // launched one by one: the observer sees each kernel
+    m.set_launch_observer([&](const std::string&, int) { ++launches; });
+    for (std::int64_t pos = std::int64_t(prompt.size()); pos < 1026; ++pos) {
+      const auto next = std::int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      launches = 0;
+      logits = m.forward(std::span(&next, 1), pos);
+      r.logits.push_back(logits);
+      r.launches.push_back(launches);
+    }
+    return r;
+  };
+  tg::device cpu("CPU"), gpu("AMD:EMU:gfx11");
+  const steps_run want = run_steps(cpu), got = run_steps(gpu);
+  REQUIRE(got.logits.size() == 6);
+  for (std::size_t s = 0; s < got.logits.size(); ++s) {
+    CAPTURE(s);
+    const auto a = tg::test::compare_logits(got.logits[s], want.logits[s], got.logits[s].size(), 0.02);
+    CHECK(a.min_cosine >= 0.9999);
+    CHECK(a.same_argmax);
+  }
+  // Positions 1020-1023 (context up to 1024): the short form; 1024 and 1025: in runs.
+  const int layers = int(spec.dims.n_layer);
+  CHECK(got.launches[3] == got.launches[0]);
+  CHECK(got.launches[4] == got.launches[3] + 4 * layers);
+  CHECK(got.launches[5] == got.launches[4]);
+  MESSAGE("a decode step on AMD:EMU:gfx11: ", got.launches[0], " launches at context 1021, ", got.launches[4], " at 1025");
+  std::filesystem::remove(path);
+}

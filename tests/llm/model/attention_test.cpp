@@ -80,10 +80,11 @@ std::vector<double> reference(const attention_shape& s, std::int64_t T, std::int
 // Fills the cache as the model does (the positions before `start` one decode step at a time,
 // then the queried chunk start .. start + T - 1), runs attention for that chunk and returns
 // its output.
-// from: which passes run before the weighted sum (attention_kernels.hpp: softmax_from).
+// from: which passes run before the weighted sum (attention_kernels.hpp: softmax_from); runs > 0
+// (with the probabilities): the weighted sum in that many runs over the context, then joined.
 std::vector<float> run_kernels(tg::device& dev, const attention_shape& s, std::int64_t T, std::int64_t start,
                                const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                               softmax_from from) {
+                               softmax_from from, std::int64_t runs = 0) {
   auto upload = [&](const std::vector<float>& x) { return ::upload(dev, x); };
   const std::int64_t kvw = s.n_kv_head * s.head_dim, ctx = start + T;
   const std::size_t cache_bytes = std::size_t(s.n_kv_head * s.max_context * s.head_dim * tg::size_bytes(s.cache));
@@ -115,7 +116,14 @@ std::vector<float> run_kernels(tg::device& dev, const attention_shape& s, std::i
     tg::buffer probs = upload(std::vector<float>(std::size_t(s.n_head * T * ctx)));
     dev.launch(tg::model::softmax_exp_kernel(s), std::vector<tg::buffer>{probs, scores, row_max}, vars);
     dev.launch(tg::model::softmax_sum_kernel(s), std::vector<tg::buffer>{row_sum, probs}, vars);
-    dev.launch(tg::model::attend_kernel(s), std::vector<tg::buffer>{out, probs, v_cache, row_sum}, vars);
+    if (runs == 0) {
+      dev.launch(tg::model::attend_kernel(s), std::vector<tg::buffer>{out, probs, v_cache, row_sum}, vars);
+    } else {
+      // Stale values in the parts: every one must be written.
+      tg::buffer parts = upload(std::vector<float>(std::size_t(runs * T * s.n_head * s.head_dim), 1e9f));
+      dev.launch(tg::model::attend_segments_kernel(s, runs), std::vector<tg::buffer>{parts, probs, v_cache}, vars);
+      dev.launch(tg::model::attend_join_kernel(s, runs), std::vector<tg::buffer>{out, parts, row_sum}, vars);
+    }
   }
   std::vector<float> o(std::size_t(T * s.n_head * s.head_dim));
   out.copy_out(o.data(), o.size() * 4);
@@ -132,12 +140,18 @@ void check_attention(std::int64_t n_head, std::int64_t n_kv_head, std::int64_t h
   auto k = random_floats(rng, std::size_t(ctx * kvw), 1.5f);
   auto v = random_floats(rng, std::size_t(ctx * kvw), 1.0f);
   const auto want = reference(s, T, start, q, k, v);
-  for (softmax_from from : {softmax_from::probabilities, softmax_from::scores_and_max, softmax_from::scores}) {
-    const auto got = run_kernels(dev, s, T, start, q, k, v, from);
+  // The three forms, then the probabilities' weighted sum in runs: 8 (a GPU's decode), and 3 (a
+  // context that does not divide; at contexts under 3, runs past its end).
+  const std::pair<softmax_from, std::int64_t> forms[] = {{softmax_from::probabilities, 0}, {softmax_from::scores_and_max, 0},
+                                                          {softmax_from::scores, 0}, {softmax_from::probabilities, 8},
+                                                          {softmax_from::probabilities, 3}};
+  for (auto [from, runs] : forms) {
+    const auto got = run_kernels(dev, s, T, start, q, k, v, from, runs);
     double worst = 0;
     for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
     const int passes = int(from);
     CAPTURE(passes);
+    CAPTURE(runs);
     CAPTURE(n_head);
     CAPTURE(n_kv_head);
     CAPTURE(head_dim);
@@ -159,9 +173,10 @@ TEST_CASE("attention over the KV cache matches a float64 softmax attention") {
           check_attention(n_head, n_kv_head, head_dim, T, start, cache);
 }
 
-TEST_CASE("a GPU's decode attention, in one kernel after the scores and in passes, matches it too") {
+TEST_CASE("a GPU's decode attention, in one kernel after the scores, in passes and in runs, matches it too") {
   // Each form's schedule comes from the GPU heuristic (the one kernel splits its three walks over
-  // the context across a wave, 8 values of d a work-item), so it runs here as machine code.
+  // the context across a wave, 8 values of d a work-item; the runs take 4 x 4 tiles of heads and
+  // d, each walk split over half a wave), so it runs here as machine code.
   for (auto [n_head, n_kv_head] : {std::pair{4, 4}, std::pair{8, 2}})
     for (std::int64_t start : {0, 37, 300}) check_attention(n_head, n_kv_head, 64, 1, start, tg::dtype::float16, gpu());
 }
