@@ -240,35 +240,36 @@ ast::kernel attend_kernel(const attention_shape& s, softmax_from from) {
   return kernel;
 }
 
-ast::kernel attend_segments_kernel(const attention_shape& s, std::int64_t segments) {
+ast::kernel attend_runs_kernel(const attention_shape& s, std::int64_t runs) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
   auto kvh = kb.output_range(s.n_kv_head);
-  auto seg = kb.output_range(segments);
+  auto r = kb.output_range(runs);
   auto t = kb.output_range(chunk_tokens(kb, s));
   auto g = kb.output_range(group);
   auto d = kb.output_range(hd);
   auto h = kvh * group + g;
   auto ctx = context(kb, s);
-  auto run = (ctx + (segments - 1)) / kb.index(segments);
-  auto j = kb.reduce_range(run);
-  auto c = seg * run + j;
+  auto length = (ctx + (runs - 1)) / kb.index(runs);
+  auto j = kb.reduce_range(length);
+  auto c = r * length + j;
   auto inside = c < ctx;  // the last runs may reach past the context
   auto p = kb.load(1, dtype::float32, (h * chunk_tokens(kb, s) + t) * ctx + c, inside);
   auto v = kb.load(2, s.cache, (kvh * s.max_context + c) * hd + d, inside);
-  kb.store(0, ((seg * chunk_tokens(kb, s) + t) * s.n_head + h) * hd + d, kb.sum(p * v, j));
+  kb.store(0, ((r * chunk_tokens(kb, s) + t) * s.n_head + h) * hd + d, kb.sum(p * v, j));
   return kb.finish();
 }
 
-ast::kernel attend_join_kernel(const attention_shape& s, std::int64_t segments) {
+ast::kernel attend_join_kernel(const attention_shape& s, std::int64_t runs) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim;
   auto t = kb.output_range(chunk_tokens(kb, s));
   auto h = kb.output_range(s.n_head);
   auto d = kb.output_range(hd);
-  auto seg = kb.reduce_range(segments);
-  auto part = kb.load<float>(1, ((seg * chunk_tokens(kb, s) + t) * s.n_head + h) * hd + d);
-  kb.store(0, (t * s.n_head + h) * hd + d, kb.sum(part, seg) * kb.unary(ast::op::reciprocal, kb.load<float>(2, h * chunk_tokens(kb, s) + t)));
+  auto r = kb.reduce_range(runs);
+  auto part = kb.load<float>(1, ((r * chunk_tokens(kb, s) + t) * s.n_head + h) * hd + d);
+  auto row_sum = kb.load<float>(2, h * chunk_tokens(kb, s) + t);
+  kb.store(0, (t * s.n_head + h) * hd + d, kb.sum(part, r) * kb.unary(ast::op::reciprocal, row_sum));
   return kb.finish();
 }
 

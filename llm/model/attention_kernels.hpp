@@ -81,15 +81,15 @@ enum class softmax_from { probabilities, scores_and_max, scores };
 ast::kernel attend_kernel(const attention_shape& s, softmax_from from = softmax_from::probabilities);
 
 // A decode step's weighted sum at long contexts, split over the context (flash-decoding's split,
-// on probabilities that already hold the whole row's max): the context is cut into `segments`
-// runs of ceil(context / segments) positions, and attend_segments_kernel sums each run apart,
-// so a walk is a segments-th of the context and many more waves share it; attend_join_kernel
-// adds the runs and divides by the row sum.
-// part[seg][t][h][d] = sum_{c in seg} p[h][t][c] * V[h / group][c][d]. Slots: 0 part, 1 p, 2 value cache.
-ast::kernel attend_segments_kernel(const attention_shape& s, std::int64_t segments);
+// on probabilities that already hold the whole row's max): the context is cut into `runs` runs
+// of ceil(context / runs) positions, and attend_runs_kernel sums each apart, so a walk is a
+// runs-th of the context and many more waves share it; attend_join_kernel adds the runs up and
+// divides by the row sum.
+// part[r][t][h][d] = sum_{c in run r} p[h][t][c] * V[h / group][c][d]. Slots: 0 part, 1 p, 2 value cache.
+ast::kernel attend_runs_kernel(const attention_shape& s, std::int64_t runs);
 // The runs a GPU's decode step splits it in past short_attention_context (transformer.cpp says why).
 constexpr std::int64_t attention_runs = 8;
-// o[t][h][d] = sum_seg part[seg][t][h][d] / l[h][t]. Slots: 0 o, 1 part, 2 l.
-ast::kernel attend_join_kernel(const attention_shape& s, std::int64_t segments);
+// o[t][h][d] = sum_r part[r][t][h][d] / l[h][t]. Slots: 0 o, 1 part, 2 l.
+ast::kernel attend_join_kernel(const attention_shape& s, std::int64_t runs);
 
 }  // namespace tg::model

@@ -175,7 +175,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   // finds each row's max and sum of exponentials itself (softmax_from::scores): four dispatches
   // fewer a layer than the passes. Past short_attention_context its serial walks cost more than
   // the dispatches, and there, and for chunk tails, the passes run with the weighted sum split in
-  // attention_runs runs over the context (attend_segments_kernel), so that many more waves share
+  // attention_runs runs over the context (attend_runs_kernel), so that many more waves share
   // the walk. Modeled on an RX 7900 XTX, the 8B's heads (128), attention a layer after the
   // scores: one kernel 18.0 us at 1024, 34.0 at 2048, 66.0 at 4096; the passes with the
   // exponentials where they are used (this path's form before, scores_and_max) 17.2, 27.5, 48.1;

@@ -69,10 +69,10 @@ struct attention_passes {
   // What the weighted sum reads (attention_kernels.hpp: softmax_from), and so which passes run
   // before it: max, exp and sum; max and sum (the exponentials computed where they are used);
   // or none (a GPU's decode: the weighted sum finds the row's max and sum itself). With `runs`
-  // (the probabilities only), the weighted sum is attend_segments_kernel's runs over the
+  // (the probabilities only), the weighted sum is attend_runs_kernel's runs over the
   // context, and `join` adds them up.
   attention_passes(const attention_shape& s, softmax_from f, std::int64_t runs = 0)
-      : scores(scores_kernel(s)), attend(runs > 0 ? attend_segments_kernel(s, runs) : attend_kernel(s, f)), from(f) {
+      : scores(scores_kernel(s)), attend(runs > 0 ? attend_runs_kernel(s, runs) : attend_kernel(s, f)), from(f) {
     if (runs > 0) join = attend_join_kernel(s, runs);
     if (f == softmax_from::scores) return;
     max = softmax_max_kernel(s);

@@ -4,7 +4,7 @@
 //   1. A decode step's attention after the scores at contexts 512 to 8192, in each form
 //      transformer.cpp chooses between: one kernel from the scores, the passes with the
 //      exponentials where they are used (scores_and_max), and the passes with the weighted sum
-//      in attention_runs runs joined after (attend_segments_kernel).
+//      in attention_runs runs joined after (attend_runs_kernel).
 //   2. The schedules of the weighted sums that walk the context (a full chunk's of 32 tokens, and
 //      the runs'): the default (runtime/opt/gpu_heuristic.cpp: split_tiled_walk) against 4 x 4
 //      tiles with other groups and unrolls, at contexts 64 to 4096.
@@ -87,7 +87,7 @@ void decode_forms(rig& r) {
                                    {r.out, r.scores, r.values, r.row_sum, r.row_max}, vars);
     const double runs = max + r.launch("exp" + at, model::softmax_exp_kernel(s), {r.probs, r.scores, r.row_max}, vars) +
                         r.launch("sum" + at, model::softmax_sum_kernel(s), {r.row_sum, r.probs}, vars) +
-                        r.launch("runs" + at, model::attend_segments_kernel(s, model::attention_runs), {r.parts, r.probs, r.values}, vars) +
+                        r.launch("runs" + at, model::attend_runs_kernel(s, model::attention_runs), {r.parts, r.probs, r.values}, vars) +
                         r.launch("join" + at, model::attend_join_kernel(s, model::attention_runs), {r.out, r.parts, r.row_sum}, vars);
     char line[200];
     std::snprintf(line, sizeof line, "  %5lld  %10.1f  %10.1f  %10.1f", (long long)ctx, one, passes, runs);
@@ -103,7 +103,7 @@ void walk_schedules(rig& r) {
   attention_shape full = r.shape;
   full.tokens = chunk;
   const ast::kernel chunk_sum = model::attend_kernel(full, softmax_from::probabilities);
-  const ast::kernel runs = model::attend_segments_kernel(r.shape, model::attention_runs);
+  const ast::kernel runs = model::attend_runs_kernel(r.shape, model::attention_runs);
   const std::vector<std::pair<int, int>> schedules{{0, 0}, {8, 1}, {16, 1}, {16, 2}, {32, 1}, {32, 2}, {32, 4}};
   std::vector<std::string> lines;
   for (std::int64_t ctx : {64, 256, 1024, 4096})

@@ -121,7 +121,7 @@ std::vector<float> run_kernels(tg::device& dev, const attention_shape& s, std::i
     } else {
       // Stale values in the parts: every one must be written.
       tg::buffer parts = upload(std::vector<float>(std::size_t(runs * T * s.n_head * s.head_dim), 1e9f));
-      dev.launch(tg::model::attend_segments_kernel(s, runs), std::vector<tg::buffer>{parts, probs, v_cache}, vars);
+      dev.launch(tg::model::attend_runs_kernel(s, runs), std::vector<tg::buffer>{parts, probs, v_cache}, vars);
       dev.launch(tg::model::attend_join_kernel(s, runs), std::vector<tg::buffer>{out, parts, row_sum}, vars);
     }
   }
