@@ -179,8 +179,9 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   // the walk. Modeled on an RX 7900 XTX, the 8B's heads (128), attention a layer after the
   // scores: one kernel 18.0 us at 1024, 34.0 at 2048, 66.0 at 4096; the passes with the
   // exponentials where they are used (this path's form before, scores_and_max) 17.2, 27.5, 48.1;
-  // in runs 15.5, 19.8, 29.0 (8192: 89.3 -> 47.4). The 1B's heads (64) in runs lose up to 2.4 us
-  // to those passes below 2048 and gain from 4096 (31.1 -> 27.6; 8192: 55.7 -> 44.7)
+  // in runs 15.5, 19.8, 29.0 (8192: 89.3 -> 47.4). The 1B's heads (64) in runs lose up to 1.8 us
+  // to those passes below 2048 and gain from there (18.7 -> 17.6; 4096: 31.1 -> 24.6; 8192: 55.7
+  // -> 38.6)
   // (tests/bench/gpu_attention_sweep). Full chunks keep the exp pass and their one weighted
   // sum: theirs, scheduled two work-items to a walk, took 20 us a layer with the exps inline
   // against 4.9 (the 1B's chunk of 32).

@@ -183,13 +183,16 @@ void choose_matmul_tile(std::span<const ast::node> nodes, int global_ranges, con
 // walk over the context, as long as the context grows): a 4 x 4 register tile whatever the
 // output count, so each trip's loads of p and V feed 16 multiply-adds rather than one or two (at
 // one output a work-item, the walk's index arithmetic, masks and conversions made these kernels
-// bound by issue, not memory), and the walk split over half a wave of work-items, 2 iterations a
+// bound by issue, not memory), and the walk split over half a wave of work-items, or a whole one
+// where the tiles at half a wave come to fewer than busy_threads / 2 threads, 2 iterations a
 // trip. On AMD:EMU, modeled on an RX 7900 XTX (tests/bench/gpu_attention_sweep: groups of 8 to
-// 32, unrolls of 1 to 4, contexts 64 to 4096), this was the best or within 10% of it for the 8B's
-// heads of 128 but at 1024 and 4096 in a full chunk (35.0 and 131.0 us against 27.8 and 99.5 at
-// a wave, unroll 2); for the 1B's heads of 64 it trails a wave, unroll 2 by up to 30% in runs.
-// Against one work-item per output (a 1 x 2 tile at most), the 8B's full chunk at context 4096:
-// 228.8 -> 131.0 us, 1024 59.0 -> 35.0, 256 16.5 -> 11.0; the 1B's at 4096 281.0 -> 66.5.
+// 32, unrolls of 1 to 4, contexts 64 to 4096), this was the best or within 10% of it where each
+// form runs (decode's runs past context 1024), but for full chunks at long contexts: the 8B's
+// heads of 128 at 1024 and 4096 (35.0 and 131.0 us against 27.8 and 99.5 at a wave, unroll 2),
+// the 1B's of 64 at 4096 (66.5 against 56.6 at a wave, unroll 4). Against one work-item per output (a 1 x 2 tile at most), the 8B's full
+// chunk at context 4096: 228.8 -> 131.0 us, 1024 59.0 -> 35.0, 256 16.5 -> 11.0; the 1B's (heads
+// of 64) at 4096 281.0 -> 66.5. Decode's weighted sum in runs (attend_runs_kernel), at 4096: the
+// 8B's 11.4 us (2048 tiles: half a wave), the 1B's 7.0 (1024 tiles: a wave; 10.0 at half).
 // Returns false (opts unchanged) where the kernel is not such a product, or its tile ranges are
 // symbolic or not multiples of 4.
 bool split_tiled_walk(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits,
@@ -198,10 +201,15 @@ bool split_tiled_walk(std::span<const ast::node> nodes, int global_ranges, const
   if (m < 0) return false;
   const std::int64_t bm = const_bound(nodes, m), bn = const_bound(nodes, n);
   if (bm <= 0 || bn <= 0 || bm % 4 != 0 || bn % 4 != 0) return false;
+  std::int64_t tiles = 1;  // symbolic ranges other than the tile's count as 1
+  for (int r = 0; r < global_ranges; ++r)
+    tiles *= r == m ? bm / 4 : r == n ? bn / 4 : std::max<std::int64_t>(1, const_bound(nodes, r));
+  int group = std::max(1, traits.wave_lanes / 2);
+  while (group * 2 <= traits.wave_lanes && tiles * group < traits.busy_threads / 2) group *= 2;
   opts.upcast.assign(std::size_t(global_ranges), 1);
   opts.upcast[std::size_t(m)] = 4;
   opts.upcast[std::size_t(n)] = 4;
-  opts.group_lanes = std::max(1, traits.wave_lanes / 2);
+  opts.group_lanes = group;
   opts.reduce_unroll = 2;
   return true;
 }

@@ -532,6 +532,31 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     CHECK(untiled.group_lanes <= 1);
     CHECK(untiled.upcast == std::vector<int>{1, 1, 1, 2});
   }
+  {  // a decode step's weighted sum in 8 runs over the context (8 KV heads x 8 runs x 4 query heads x d
+     // a token): the walks split over half a wave, or a whole one where the tiles are fewer than
+     // busy_threads / 2 threads at half a wave (d = 64: 1024 tiles)
+    auto runs = [](std::int64_t d_len) {
+      tg::kernel_builder kb;
+      auto length = kb.variable(1);
+      auto h = kb.output_range(8);
+      auto r = kb.output_range(8);
+      auto t = kb.output_range(kb.variable(0));
+      auto g = kb.output_range(4);
+      auto d = kb.output_range(d_len);
+      auto j = kb.reduce_range(length);
+      auto c = r * length + j;
+      auto weight = kb.load<float>(1, ((t * 8 + h) * 4 + g) * 4096 + c);
+      kb.store(0, (((r * 8 + h) * 4 + g) + t) * d_len + d, kb.sum(weight * kb.load<float>(2, (h * 4096 + c) * d_len + d), j));
+      return kb.finish();
+    };
+    const tg::ast::kernel wide = runs(128), narrow = runs(64);
+    const tg::codegen::kernel_opts o128 = tg::opt::choose_gpu_opts(wide.nodes, wide.global_ranges, {});
+    const tg::codegen::kernel_opts o64 = tg::opt::choose_gpu_opts(narrow.nodes, narrow.global_ranges, {});
+    CHECK(o128.upcast == std::vector<int>{1, 1, 1, 4, 4});
+    CHECK(o128.group_lanes == 16);
+    CHECK(o64.upcast == std::vector<int>{1, 1, 1, 4, 4});
+    CHECK(o64.group_lanes == 32);
+  }
   {  // a matrix-matrix product over a constant K keeps choose_matmul_tile's tile, no group
     tg::kernel_builder kb;
     auto i = kb.output_range(512);
