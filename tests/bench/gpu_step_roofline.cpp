@@ -18,7 +18,8 @@
 //       (by the same model) before it counts; a second run with that TG_CACHE reads the cache
 //   TG_STEP_CONTEXT=4096 build/tests/bench/gpu_step_roofline   a decode step at position 4096
 //   TG_STEP_TOKENS=32 build/tests/bench/gpu_step_roofline   a prompt's first chunk of 32 tokens
-//       (the prefill kernels) instead of a decode step; its rate is the chunk's tokens per second
+//       (the prefill kernels) instead of a decode step; its rate is the chunk's tokens per second;
+//       with TG_STEP_CONTEXT=4096 the chunk at that position (a long prompt's, its cache before it)
 #include <tg/device.hpp>
 
 #include <algorithm>
@@ -86,9 +87,12 @@ int main(int argc, char** argv) {
   // holds zeros, which attention reads as it would real keys and values.
   const char* context_env = std::getenv("TG_STEP_CONTEXT");
   const std::int64_t context = context_env != nullptr ? std::max(prompt_tokens, std::atol(context_env)) : prompt_tokens;
+  // Where the step starts: decode at `context`; a prefill chunk at 0, or with TG_STEP_CONTEXT at
+  // that position (a long prompt's later chunk, attending to the cache before it).
+  const std::int64_t start = prefill && context_env == nullptr ? 0 : context;
   tg::bench::print_preamble(prefill ? "one whole prefill chunk of the LLM, every kernel."
                                     : "one whole decode step of the LLM, every kernel.");
-  if (prefill) std::printf("prefill: a prompt's first chunk of %lld tokens\n\n", (long long)step_tokens);
+  if (prefill) std::printf("prefill: a prompt's chunk of %lld tokens at position %lld\n\n", (long long)step_tokens, (long long)start);
   std::vector<const char*> presets;
   if (shapes != "8b") presets.push_back("llama3.2-1b");
   if (shapes == "all" || shapes == "8b") presets.push_back("llama3.1-8b");
@@ -112,7 +116,7 @@ int main(int argc, char** argv) {
                                                std::pair{"AMD:EMU:gfx1201:vram=2G", &tg::emu::shader::rx_9070_xt}}) {
         roofline_gpu g(device_name, *card);
         // A prefill step is a full chunk (on GPUs, the kernels fixed to its length); decode's prompt one of 16.
-        tg::model::transformer m(g.dev, file, {.max_context = std::max(context, step_tokens) + 8,
+        tg::model::transformer m(g.dev, file, {.max_context = start + step_tokens + 8,
                                                 .chunk_size = prefill ? step_tokens : prompt_tokens});
         // Under TG_BEAM a kernel is searched at its first launch, with that launch's variables:
         // one step first, so the kernels are tuned for the step counted (for decode, one token at the
@@ -120,7 +124,7 @@ int main(int argc, char** argv) {
         std::vector<std::int32_t> step;
         for (std::int64_t i = 0; i < step_tokens; ++i) step.push_back(std::int32_t(400 + i));
         if (const char* beam = std::getenv("TG_BEAM"); beam != nullptr && std::string(beam) != "0")
-          (void)m.forward(step, prefill ? 0 : context, tg::model::head::last);
+          (void)m.forward(step, start, tg::model::head::last);
         if (!prefill) {
           std::vector<std::int32_t> prompt;
           for (int i = 0; i < prompt_tokens; ++i) prompt.push_back(300 + int(i));
@@ -147,7 +151,7 @@ int main(int argc, char** argv) {
             c.dispatches += weight;
           }
         });
-        (void)m.forward(step, prefill ? 0 : context, tg::model::head::last);
+        (void)m.forward(step, start, tg::model::head::last);
         m.set_launch_observer({});
         m.set_profiling(false);
         // The table: kernels by modeled time, then the token.
