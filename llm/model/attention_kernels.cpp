@@ -45,9 +45,9 @@ kvalue exp2_nonpositive(kernel_builder& kb, kvalue x) {
   return kb.where(low, kb.constant(dtype::float32, 0.0), p * scale);
 }
 
-// exp(s[row][c] - m[row]), from scores in slot 1 and row maxima in slot `max_slot`.
-kvalue shifted_exp(kernel_builder& kb, kvalue row, kvalue ctx, kvalue c, int max_slot = 2) {
-  return exp2_nonpositive(kb, (kb.load<float>(1, row * ctx + c) - kb.load<float>(max_slot, row)) * log2_e);
+// exp(s[row][c] - m[row]), from scores in slot 1 and row maxima in slot 2.
+kvalue shifted_exp(kernel_builder& kb, kvalue row, kvalue ctx, kvalue c) {
+  return exp2_nonpositive(kb, (kb.load<float>(1, row * ctx + c) - kb.load<float>(2, row)) * log2_e);
 }
 
 // RoPE's rotation of element d of a head vector: its pair's partner, which of the two it is, and
@@ -183,27 +183,25 @@ ast::kernel softmax_exp_kernel(const attention_shape& s) {
   return kb.finish();
 }
 
-ast::kernel softmax_sum_kernel(const attention_shape& s, bool from_scores) {
+ast::kernel softmax_sum_kernel(const attention_shape& s) {
   kernel_builder kb;
   auto h = kb.output_range(s.n_head);
   auto t = kb.output_range(chunk_tokens(kb, s));
   auto ctx = context(kb, s);
   auto c = kb.reduce_range(ctx);
   auto row = h * chunk_tokens(kb, s) + t;
-  auto p = from_scores ? shifted_exp(kb, row, ctx, c) : kb.load<float>(1, row * ctx + c);
-  kb.store(0, row, kb.sum(p, c));
+  kb.store(0, row, kb.sum(kb.load<float>(1, row * ctx + c), c));
   return kb.finish();
 }
 
 // The query heads of a KV head as scalar lanes (each value row loads once for all of them),
 // d as the vector. On the CPU the exponentials come ready (softmax_exp_kernel): computing exp
 // here repeated it for every 8 values of d (1B, 1272-token prompt: this kernel took 16% of the
-// prefill and 12% of decode at that context). A GPU's decode computes them here
-// (softmax_from::scores_and_max): a few exps per score per work-item cost less than the exp
-// kernel's dispatch. Dividing by the
-// row sum once per output instead of once per probability saves a pass over them. From the
-// scores alone (a GPU's decode) the max and sum passes' dispatches are gone too: each
-// work-item reads its heads' score rows twice more, from the cache, before the values.
+// prefill and 12% of decode at that context). Dividing by the row sum once per output instead
+// of once per probability saves a pass over them. From the scores alone (a GPU's decode up to
+// short_attention_context) the max, exp and sum passes' dispatches are gone too: each work-item
+// reads its heads' score rows twice more, from the cache, before the values, and computes the
+// exponentials itself.
 ast::kernel attend_kernel(const attention_shape& s, softmax_from from) {
   kernel_builder kb;
   const std::int64_t hd = s.head_dim, group = s.n_head / s.n_kv_head;
@@ -222,7 +220,7 @@ ast::kernel attend_kernel(const attention_shape& s, softmax_from from) {
     p = exp_at(c);
     row_sum = kb.sum(exp_at(cs), cs);
   } else {
-    p = from == softmax_from::scores_and_max ? shifted_exp(kb, row, ctx, c, 4) : kb.load<float>(1, row * ctx + c);
+    p = kb.load<float>(1, row * ctx + c);
     row_sum = kb.load<float>(3, h * chunk_tokens(kb, s) + t);
   }
   auto v = kb.load(2, s.cache, (kvh * s.max_context + c) * hd + d);

@@ -66,18 +66,15 @@ ast::kernel softmax_max_kernel(const attention_shape& s);
 ast::kernel softmax_exp_kernel(const attention_shape& s);
 
 // l[h][t] = sum_c p[h][t][c]. Slots: 0 l, 1 p.
-// from_scores: the exponentials computed here from the scores, p = exp(s - m), with slots 0 l,
-// 1 s, 2 m (a GPU's decode, where an exp costs far less than softmax_exp_kernel's dispatch).
-ast::kernel softmax_sum_kernel(const attention_shape& s, bool from_scores = false);
+ast::kernel softmax_sum_kernel(const attention_shape& s);
 
 // What attend_kernel reads of the softmax: the probabilities (softmax_exp_kernel's) and their
-// row sums; the scores, their row maxima and the sums (softmax_sum_kernel from_scores); or
-// the scores alone, the row's maximum and sum computed in the kernel.
-enum class softmax_from { probabilities, scores_and_max, scores };
+// row sums, or the scores alone, the row's maximum and sum computed in the kernel.
+enum class softmax_from { probabilities, scores };
 
 // o[t][h][d] = sum_c p[h][t][c] * V[h / group][c][d] / l[h][t]. Slots: 0 o, 1 p, 2 value
-// cache, 3 l. scores_and_max: p = exp(s - m) computed here, slot 1 s and slot 4 m. scores:
-// slots 0 o, 1 s, 2 value cache; m and l computed here (one kernel after the scores).
+// cache, 3 l. scores: slots 0 o, 1 s, 2 value cache; m and l computed here (one kernel after
+// the scores).
 ast::kernel attend_kernel(const attention_shape& s, softmax_from from = softmax_from::probabilities);
 
 // A decode step's weighted sum at long contexts, split over the context (flash-decoding's split,

@@ -175,16 +175,15 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   // finds each row's max and sum of exponentials itself (softmax_from::scores): four dispatches
   // fewer a layer than the passes. Past short_attention_context its serial walks cost more than
   // the dispatches, and there, and for chunk tails, the passes run with the weighted sum split in
-  // attention_runs runs over the context (attend_runs_kernel), so that many more waves share
-  // the walk. Modeled on an RX 7900 XTX, the 8B's heads (128), attention a layer after the
-  // scores: one kernel 18.0 us at 1024, 34.0 at 2048, 66.0 at 4096; the passes with the
-  // exponentials where they are used (this path's form before, scores_and_max) 17.2, 27.5, 48.1;
-  // in runs 15.5, 19.8, 29.0 (8192: 89.3 -> 47.4). The 1B's heads (64) in runs lose up to 1.8 us
-  // to those passes below 2048 and gain from there (18.7 -> 17.6; 4096: 31.1 -> 24.6; 8192: 55.7
-  // -> 38.6)
-  // (tests/bench/gpu_attention_sweep). Full chunks keep the exp pass and their one weighted
-  // sum: theirs, scheduled two work-items to a walk, took 20 us a layer with the exps inline
-  // against 4.9 (the 1B's chunk of 32).
+  // attention_runs runs over the context (attend_runs_kernel), so that many more waves share the
+  // walk. Modeled on an RX 7900 XTX (tests/bench/gpu_attention_sweep), the 8B's heads of 128,
+  // attention a layer after the scores: one kernel 18.0 us at context 1024, 34.0 at 2048, 66.0 at
+  // 4096; in runs 15.5, 19.8, 29.0. The passes this path had before (the exponentials computed in
+  // the sum and in one weighted sum, no exp pass; since removed) measured 17.2, 27.5, 48.1, and
+  // 89.3 at 8192 against 47.4 in runs. The 1B's heads of 64 in runs lost up to 1.8 us to those
+  // below 2048 and gain past it (4096: 31.1 -> 24.6 us; 8192: 55.7 -> 38.6). Full chunks keep
+  // their one weighted sum: theirs, scheduled two work-items to a walk, took 20 us a layer with
+  // the exps inline against 4.9 (the 1B's chunk of 32).
   const bool gpu = form == matmul_form::gpu;
   s.attention = gpu ? attention_passes(shape, softmax_from::probabilities, attention_runs)
                     : attention_passes(shape, softmax_from::probabilities);

@@ -198,18 +198,13 @@ void transformer::run_layer(std::size_t index) {
       return;
     }
     s.run(dev_, a.max, {s.row_max, s.scores});
-    if (a.from == softmax_from::scores_and_max) {
-      s.run(dev_, a.sum, {s.row_sum, s.scores, s.row_max});
-      s.run(dev_, a.attend, {out, s.scores, k.v_cache[std::size_t(seq)], s.row_sum, s.row_max});
+    s.run(dev_, a.exp, {s.probs, s.scores, s.row_max});
+    s.run(dev_, a.sum, {s.row_sum, s.probs});
+    if (a.join.kernel.nodes.empty()) {
+      s.run(dev_, a.attend, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
     } else {
-      s.run(dev_, a.exp, {s.probs, s.scores, s.row_max});
-      s.run(dev_, a.sum, {s.row_sum, s.probs});
-      if (a.join.kernel.nodes.empty()) {
-        s.run(dev_, a.attend, {out, s.probs, k.v_cache[std::size_t(seq)], s.row_sum});
-      } else {
-        s.run(dev_, a.attend, {s.attend_runs, s.probs, k.v_cache[std::size_t(seq)]});
-        s.run(dev_, a.join, {out, s.attend_runs, s.row_sum});
-      }
+      s.run(dev_, a.attend, {s.attend_runs, s.probs, k.v_cache[std::size_t(seq)]});
+      s.run(dev_, a.join, {out, s.attend_runs, s.row_sum});
     }
   };
   if (s.batch_sequences.empty()) {

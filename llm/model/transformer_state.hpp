@@ -67,8 +67,8 @@ struct attention_passes {
   softmax_from from = softmax_from::probabilities;
   attention_passes() = default;
   // What the weighted sum reads (attention_kernels.hpp: softmax_from), and so which passes run
-  // before it: max, exp and sum; max and sum (the exponentials computed where they are used);
-  // or none (a GPU's decode: the weighted sum finds the row's max and sum itself). With `runs`
+  // before it: max, exp and sum; or none (a GPU's decode up to short_attention_context: the
+  // weighted sum finds the row's max and sum itself). With `runs`
   // (the probabilities only), the weighted sum is attend_runs_kernel's runs over the
   // context, and `join` adds them up.
   attention_passes(const attention_shape& s, softmax_from f, std::int64_t runs = 0)
@@ -76,8 +76,8 @@ struct attention_passes {
     if (runs > 0) join = attend_join_kernel(s, runs);
     if (f == softmax_from::scores) return;
     max = softmax_max_kernel(s);
-    sum = softmax_sum_kernel(s, f == softmax_from::scores_and_max);
-    if (f == softmax_from::probabilities) exp = softmax_exp_kernel(s);
+    exp = softmax_exp_kernel(s);
+    sum = softmax_sum_kernel(s);
   }
 };
 

@@ -2,9 +2,8 @@
 // 7900 XTX (drivers/emu/shader/modeled_cost.hpp), for the 8B's heads of 128 and the 1B's of 64
 // (32 query heads, 8 KV heads, f16 cache). Not a test: a few minutes. Two tables:
 //   1. A decode step's attention after the scores at contexts 512 to 8192, in each form
-//      transformer.cpp chooses between: one kernel from the scores, the passes with the
-//      exponentials where they are used (scores_and_max), and the passes with the weighted sum
-//      in attention_runs runs joined after (attend_runs_kernel).
+//      transformer.cpp chooses between: one kernel from the scores, and the passes with the
+//      weighted sum in attention_runs runs joined after (attend_runs_kernel).
 //   2. The schedules of the weighted sums that walk the context (a full chunk's of 32 tokens, and
 //      the runs'): the default (runtime/opt/gpu_heuristic.cpp: split_tiled_walk) against 4 x 4
 //      tiles with other groups and unrolls, at contexts 64 to 4096.
@@ -82,19 +81,16 @@ void decode_forms(rig& r) {
     r.launch("scores" + at, model::scores_kernel(s), {r.scores, r.queries, r.keys}, vars);
     const double one = r.launch("one_kernel" + at, model::attend_kernel(s, softmax_from::scores), {r.out, r.scores, r.values}, vars);
     const double max = r.launch("max" + at, model::softmax_max_kernel(s), {r.row_max, r.scores}, vars);
-    const double passes = max + r.launch("sum_of_exps" + at, model::softmax_sum_kernel(s, true), {r.row_sum, r.scores, r.row_max}, vars) +
-                          r.launch("attend_from_max" + at, model::attend_kernel(s, softmax_from::scores_and_max),
-                                   {r.out, r.scores, r.values, r.row_sum, r.row_max}, vars);
     const double runs = max + r.launch("exp" + at, model::softmax_exp_kernel(s), {r.probs, r.scores, r.row_max}, vars) +
                         r.launch("sum" + at, model::softmax_sum_kernel(s), {r.row_sum, r.probs}, vars) +
                         r.launch("runs" + at, model::attend_runs_kernel(s, model::attention_runs), {r.parts, r.probs, r.values}, vars) +
                         r.launch("join" + at, model::attend_join_kernel(s, model::attention_runs), {r.out, r.parts, r.row_sum}, vars);
     char line[200];
-    std::snprintf(line, sizeof line, "  %5lld  %10.1f  %10.1f  %10.1f", (long long)ctx, one, passes, runs);
+    std::snprintf(line, sizeof line, "  %5lld  %10.1f  %10.1f", (long long)ctx, one, runs);
     lines.push_back(line);
   }
   std::printf("\nhead_dim %lld, a decode step's attention after the scores, modeled us a layer:\n"
-              "context  one kernel  passes(exp inline)  in %lld runs\n",
+              "context  one kernel  in %lld runs\n",
               (long long)r.hd, (long long)model::attention_runs);
   for (const std::string& l : lines) std::printf("%s\n", l.c_str());
 }

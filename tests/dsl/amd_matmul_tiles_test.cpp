@@ -140,6 +140,14 @@ tg::ast::kernel weighted_sum_kernel() {
   kb.store(0, t * 256 + d, kb.sum(kb.load<float>(1, t * n + c) * kb.load<float>(2, c * 256 + d), c));
   return kb.finish();
 }
+std::vector<float> weighted_sum_ref(const std::vector<float>& p, const std::vector<float>& v, std::int64_t length) {
+  std::vector<float> out(256 * 256, 0.0f);
+  for (int t = 0; t < 256; ++t)
+    for (int d = 0; d < 256; ++d)
+      for (std::int64_t c = 0; c < length; ++c)
+        out[std::size_t(t * 256 + d)] += p[std::size_t(t * length + c)] * v[std::size_t(c * 256 + d)];
+  return out;
+}
 
 }  // namespace
 
@@ -278,11 +286,7 @@ TEST_CASE("a weighted sum over a symbolic length, in 4 x 4 tiles with half a wav
     CAPTURE(length);
     const std::vector<float> p = tg::test::random_floats(std::size_t(256 * length), 3),
                              v = tg::test::random_floats(std::size_t(length * 256), 4);
-    std::vector<float> want(256 * 256, 0.0f);
-    for (int t = 0; t < 256; ++t)
-      for (int d = 0; d < 256; ++d)
-        for (std::int64_t c = 0; c < length; ++c)
-          want[std::size_t(t * 256 + d)] += p[std::size_t(t * length + c)] * v[std::size_t(c * 256 + d)];
+    const std::vector<float> want = weighted_sum_ref(p, v, length);
     for (const gpu& g : gpus) {
       CAPTURE(g.device);
       const std::vector<float> got = run_tiled(g, k, opts, want.size(), {bytes_of(p), bytes_of(v)}, {length});
@@ -301,11 +305,7 @@ TEST_CASE("a one-thread walk unrolled over a symbolic length keeps each trip's l
   const std::int64_t length = 64;
   const std::vector<float> p = tg::test::random_floats(std::size_t(256 * length), 5),
                            v = tg::test::random_floats(std::size_t(length * 256), 6);
-  std::vector<float> want(256 * 256, 0.0f);
-  for (int t = 0; t < 256; ++t)
-    for (int d = 0; d < 256; ++d)
-      for (std::int64_t c = 0; c < length; ++c)
-        want[std::size_t(t * 256 + d)] += p[std::size_t(t * length + c)] * v[std::size_t(c * 256 + d)];
+  const std::vector<float> want = weighted_sum_ref(p, v, length);
   for (const gpu& g : gpus) {
     CAPTURE(g.device);
     auto& gpu_model = dynamic_cast<tg::emu::emu_device&>(emulated(g.device).impl()).emulated_gpu();

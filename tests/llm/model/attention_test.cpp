@@ -106,11 +106,6 @@ std::vector<float> run_kernels(tg::device& dev, const attention_shape& s, std::i
   dev.launch(tg::model::scores_kernel(s), std::vector<tg::buffer>{scores, upload(q), k_cache}, vars);
   if (from == softmax_from::scores) {
     dev.launch(tg::model::attend_kernel(s, from), std::vector<tg::buffer>{out, scores, v_cache}, vars);
-  } else if (from == softmax_from::scores_and_max) {
-    dev.launch(tg::model::softmax_max_kernel(s), std::vector<tg::buffer>{row_max, scores}, vars);
-    dev.launch(tg::model::softmax_sum_kernel(s, true), std::vector<tg::buffer>{row_sum, scores, row_max}, vars);
-    const std::vector<tg::buffer> slots{out, scores, v_cache, row_sum, row_max};
-    dev.launch(tg::model::attend_kernel(s, from), slots, vars);
   } else {
     dev.launch(tg::model::softmax_max_kernel(s), std::vector<tg::buffer>{row_max, scores}, vars);
     tg::buffer probs = upload(std::vector<float>(std::size_t(s.n_head * T * ctx)));
@@ -140,11 +135,10 @@ void check_attention(std::int64_t n_head, std::int64_t n_kv_head, std::int64_t h
   auto k = random_floats(rng, std::size_t(ctx * kvw), 1.5f);
   auto v = random_floats(rng, std::size_t(ctx * kvw), 1.0f);
   const auto want = reference(s, T, start, q, k, v);
-  // The three forms, then the probabilities' weighted sum in runs: 8 (a GPU's decode), and 3 (a
+  // The two forms, then the probabilities' weighted sum in runs: 8 (a GPU's decode), and 3 (a
   // context that does not divide; at contexts under 3, runs past its end).
-  const std::pair<softmax_from, std::int64_t> forms[] = {{softmax_from::probabilities, 0}, {softmax_from::scores_and_max, 0},
-                                                          {softmax_from::scores, 0}, {softmax_from::probabilities, 8},
-                                                          {softmax_from::probabilities, 3}};
+  const std::pair<softmax_from, std::int64_t> forms[] = {{softmax_from::probabilities, 0}, {softmax_from::scores, 0},
+                                                          {softmax_from::probabilities, 8}, {softmax_from::probabilities, 3}};
   for (auto [from, runs] : forms) {
     const auto got = run_kernels(dev, s, T, start, q, k, v, from, runs);
     double worst = 0;
