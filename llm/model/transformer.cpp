@@ -182,8 +182,8 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   // the sum and in one weighted sum, no exp pass; since removed) measured 17.2, 27.5, 48.1, and
   // 89.3 at 8192 against 47.4 in runs. The 1B's heads of 64 in runs lost up to 1.8 us to those
   // below 2048 and gain past it (4096: 31.1 -> 24.6 us; 8192: 55.7 -> 38.6). Full chunks keep
-  // their one weighted sum: theirs, scheduled two work-items to a walk, took 20 us a layer with
-  // the exps inline against 4.9 (the 1B's chunk of 32).
+  // the exp pass and one weighted sum: with the exps inline it took 20 us a layer against 4.9
+  // (the 1B's chunk of 32, when measured).
   const bool gpu = form == matmul_form::gpu;
   s.attention = gpu ? attention_passes(shape, softmax_from::probabilities, attention_runs)
                     : attention_passes(shape, softmax_from::probabilities);

@@ -90,17 +90,16 @@ lanes emitter::reduce(const ast::node& x) {
   for (std::size_t u = 0; u < values.size(); ++u) {
     const std::size_t into = chain ? 0 : u;
     for (std::size_t i = 0; i < next[into].size(); ++i) {
+      // A copy past the bound is dropped. In a chain it adds the identity: a select on the one
+      // accumulator put every copy's add, and so its loads, behind the previous copy's (the
+      // AMDGPU backend then waited for each load apart: a 4-copy walk took 8 waits where 2 do).
+      // Split reduces keep the select on their own accumulators (masking their values instead
+      // made decode's one-kernel attention 2x slower in the model).
       llvm::Value* v = values[u][i];
-      if (chain && in_range[u] != nullptr) {
-        // A copy past the bound adds the identity: a select on the one accumulator instead put
-        // every copy's add, and so its loads, behind the previous copy's (the AMDGPU backend then
-        // waited for each load apart: a 4-copy walk took 8 waits where 2 do).
-        v = b_.CreateSelect(in_range[u], v, is_vec(v) ? b_.CreateVectorSplat(width_of(v), identity) : identity);
-        next[into][i] = accumulate(x.o, x.dt, next[into][i], v);
-        continue;
-      }
+      const bool masked = in_range[u] != nullptr;
+      if (masked && chain) v = b_.CreateSelect(in_range[u], v, is_vec(v) ? b_.CreateVectorSplat(width_of(v), identity) : identity);
       llvm::Value* sum = accumulate(x.o, x.dt, next[into][i], v);
-      next[into][i] = in_range[u] != nullptr ? b_.CreateSelect(in_range[u], sum, next[into][i]) : sum;
+      next[into][i] = masked && !chain ? b_.CreateSelect(in_range[u], sum, next[into][i]) : sum;
     }
   }
   close_loop(l);

@@ -189,10 +189,11 @@ void choose_matmul_tile(std::span<const ast::node> nodes, int global_ranges, con
 // 32, unrolls of 1 to 4, contexts 64 to 4096), this was the best or within 10% of it where each
 // form runs (decode's runs past context 1024), but for full chunks at long contexts: the 8B's
 // heads of 128 at 1024 and 4096 (35.0 and 131.0 us against 27.8 and 99.5 at a wave, unroll 2),
-// the 1B's of 64 at 4096 (66.5 against 56.6 at a wave, unroll 4). Against one work-item per output (a 1 x 2 tile at most), the 8B's full
-// chunk at context 4096: 228.8 -> 131.0 us, 1024 59.0 -> 35.0, 256 16.5 -> 11.0; the 1B's (heads
-// of 64) at 4096 281.0 -> 66.5. Decode's weighted sum in runs (attend_runs_kernel), at 4096: the
-// 8B's 11.4 us (2048 tiles: half a wave), the 1B's 7.0 (1024 tiles: a wave; 10.0 at half).
+// the 1B's of 64 at 4096 (66.5 against 56.6 at a wave, unroll 4). Against one work-item per
+// output (a 1 x 2 tile at most), the 8B's full chunk at context 4096: 228.8 -> 131.0 us, 1024
+// 59.0 -> 35.0, 256 16.5 -> 11.0; the 1B's (heads of 64) at 4096 281.0 -> 66.5. Decode's
+// weighted sum in runs (attend_runs_kernel) at 4096: the 8B's 11.4 us (2048 tiles: half a wave),
+// the 1B's 7.0 (1024 tiles: a wave; 10.0 at half).
 // Returns false (opts unchanged) where the kernel is not such a product, or its tile ranges are
 // symbolic or not multiples of 4.
 bool split_tiled_walk(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits,
@@ -396,10 +397,10 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   if (group <= 1 && global_ranges >= 2 && tops.size() == 1 && !tops[0].lanes_hint && tops[0].nested_bound == 0) {
     if (tops[0].bound < 0 && split_tiled_walk(nodes, global_ranges, traits, opts)) return opts;
     choose_matmul_tile(nodes, global_ranges, traits, opts);
-    // Left at one output per work-item (too few outputs for a tile) with a reduce of symbolic
-    // length (a full chunk's weighted sum of V over the context): two work-items share each walk,
-    // 16 iterations a trip. BEAM on AMD:EMU, the 1B's chunk of 32 tokens at context 32: 18.5 ->
-    // 4.9 us modeled (one work-item unrolled 32).
+    // Left at one output per work-item with a reduce of symbolic length, where split_tiled_walk
+    // does not tile (a full chunk's weighted sum of V for Qwen's 7 query heads a KV head): two
+    // work-items share each walk, 16 iterations a trip. BEAM on AMD:EMU, the 1B's chunk of 32
+    // tokens at context 32, before the tiled rule: 18.5 -> 4.9 us modeled (one work-item unrolled 32).
     const bool untiled =
         !opts.upcast.empty() && std::all_of(opts.upcast.begin(), opts.upcast.end(), [](int u) { return u == 1; });
     if (untiled && tops[0].bound < 0) {
