@@ -21,9 +21,9 @@
 //   auto p = amd.load_program(co, "add", args, {.workgroups = {4, 1, 1}, .workgroup_size = {64, 1, 1}});
 //   p->launch(buffers, {});
 //
-// After device().recover_compute() the compute timeline restarts, so programs launched before it
-// must not be launched again (their kernarg slots remember submissions of the old queue), nor
-// graphs captured before it replayed.
+// After device().recover_compute() (a BEAM candidate that faulted the GPU) programs loaded and
+// graphs captured before it go on working: the queue's timeline continues in a new epoch, where
+// the submissions their kernarg slots and frames remember count as complete.
 // Programs keep a reference to their backend and must not outlive it (tg::device drops its
 // programs first). Not thread-safe: one host thread uses a backend.
 #pragma once

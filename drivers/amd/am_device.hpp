@@ -23,7 +23,10 @@
 //
 // Faults: the queues' wait hook drains the IH ring and reads GCVM_L2_PROTECTION_FAULT_STATUS;
 // a fault throws device_error naming the device, the waiting queue and the faulting VA, and
-// the queue stays failed until recover_compute() / recover_copy() restart it empty.
+// the queue stays failed until recover_compute() / recover_copy() restart it empty. The queue
+// objects stay: their timelines go on in a new epoch, where everything submitted before the
+// failure counts as complete (it will never run), so programs, kernarg slots and graphs made
+// before a recovery keep working after it.
 //
 // The AMD backend loads a code object this way (drivers/amd/am_backend_program.cpp):
 //   tg::amd::am_device dev(transport, options);
@@ -103,7 +106,7 @@ class am_device {
   // Waits for both queues; device_error (naming the queue) on a fault or a queue that makes no
   // progress for `timeout`.
   void synchronize(std::chrono::milliseconds timeout = queue::default_wait_timeout);
-  void recover_compute();  // dequeue, fresh MQD and an empty queue_compute on the same memory
+  void recover_compute();  // MEC reset, the same queue_compute restarted empty, a fresh MQD
   void recover_copy();     // RB off, an empty queue_copy, RB on
   std::uint64_t recoveries() const { return recoveries_; }
 

@@ -54,11 +54,13 @@ void am_device::start_queues() {
   sdma_ready_ = true;  // from here on allocations are zeroed by SDMA
 }
 
-// A queue_compute first (it zeroes the pointers), then the MQD and HQD.
+// The queue_compute first (made, or restarted empty after a failure: either zeroes the pointers),
+// then the MQD and HQD.
 void am_device::start_compute() {
   const queue::queue_memory page = mem_->host_memory(compute_parts_.page);
   const queue::ring_pointers ptrs = queue::pointers_in_page(page.slice(0, queue::pointer_page_bytes));
-  compute_ = std::make_unique<queue::queue_compute>(queue::queue_compute_config{
+  if (compute_) compute_->restart();
+  else compute_ = std::make_unique<queue::queue_compute>(queue::queue_compute_config{
       .ring = {.name = "compute0",
                .ring = mem_->host_memory(compute_parts_.ring),
                .rptr = ptrs.rptr,
@@ -78,7 +80,8 @@ void am_device::start_compute() {
 void am_device::start_copy() {
   const queue::queue_memory page = mem_->host_memory(copy_parts_.page);
   const queue::queue_memory rptr = page.slice(sdma_rptr_at, 8), wptr = page.slice(sdma_wptr_at, 8);
-  copy_ = std::make_unique<queue::queue_copy>(queue::queue_copy_config{
+  if (copy_) copy_->restart();
+  else copy_ = std::make_unique<queue::queue_copy>(queue::queue_copy_config{
       .ring = {.name = "sdma0",
                .ring = mem_->host_memory(copy_parts_.ring),
                .rptr = rptr,
@@ -131,7 +134,6 @@ void am_device::synchronize(std::chrono::milliseconds timeout) {
 void am_device::recover_compute() {
   ctx_.progress("recover compute0");
   gfx_.reset_mec();
-  compute_.reset();
   start_compute();
   ++recoveries_;
 }
@@ -139,7 +141,6 @@ void am_device::recover_compute() {
 void am_device::recover_copy() {
   ctx_.progress("recover sdma0");
   sdma_.stop_queue();
-  copy_.reset();
   start_copy();
   ++recoveries_;
 }

@@ -6,7 +6,8 @@
 // (or a wait hook that reports a fault) marks the queue failed, and from then on every call throws
 // a device_error that repeats the first error, instead of hanging (as the error_state that
 // tinygrad/runtime/support/hcq.py: HCQCompiled.synchronize re-raises). Recovering the engine
-// (dequeue, MEC reset, fresh MQD) is the driver's; afterwards it builds a new queue_compute.
+// (dequeue, MEC reset, fresh MQD) is the driver's; in between it calls restart(), which empties
+// this queue and starts its timeline in a new epoch.
 //
 //   tg::queue::queue_compute q({.ring = {.name = "compute0", .ring = ring_mem, .rptr = p.rptr,
 //                               .wptr = p.wptr, .bell = &bell}, .signal = signal_mem});
@@ -48,6 +49,13 @@ class queue_compute {
   void wait(submission s, std::chrono::milliseconds timeout);
   // Waits for everything submitted so far.
   void synchronize(std::chrono::milliseconds timeout = default_wait_timeout);
+  // The driver's recovery, with the engine stopped: an empty ring and a timeline in a new epoch
+  // (timeline::abandon_and_restart). The queue object stays, so indirect buffers that point at it
+  // and kernarg slots that remember its submissions stay usable.
+  void restart() {
+    ring_.restart_empty();
+    timeline_.abandon_and_restart();
+  }
 
   submission last_submitted() const { return timeline_.last(); }
   const gpu_signal& timeline_signal() const { return timeline_.signal(); }

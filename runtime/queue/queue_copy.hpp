@@ -44,6 +44,12 @@ class queue_copy {
   bool is_complete(submission s) const { return timeline_.is_complete(s); }
   void wait(submission s, std::chrono::milliseconds timeout);
   void synchronize(std::chrono::milliseconds timeout = default_wait_timeout);
+  // The driver's recovery, with the engine stopped: an empty ring and a timeline in a new epoch
+  // (timeline::abandon_and_restart); the queue object stays.
+  void restart() {
+    ring_.restart_empty();
+    timeline_.abandon_and_restart();
+  }
 
   submission last_submitted() const { return timeline_.last(); }
   const gpu_signal& timeline_signal() const { return timeline_.signal(); }

@@ -38,6 +38,13 @@ std::uint64_t ring::read_pointer() const {
   return put_ - ((put_ - reported) & (size_units_ - 1));
 }
 
+void ring::restart_empty() {
+  put_ = 0;
+  failure_.clear();
+  store64(config_.rptr, 0, 0);
+  store64(config_.wptr, 0, 0);
+}
+
 void ring::mark_failed(const std::string& why) {
   if (failure_.empty()) failure_ = why;
 }

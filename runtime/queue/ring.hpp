@@ -84,6 +84,10 @@ class ring {
   const std::string& failure() const { return failure_; }
   void mark_failed(const std::string& why);
   void require_usable() const;
+  // Back to empty at put 0, the failure cleared and both pointer words zeroed, as construction
+  // leaves it. Only while the engine is stopped (the driver's recovery), before it is started on
+  // this memory again: the queue object, and every pointer to it, stays valid.
+  void restart_empty();
 
  protected:
   ring(ring_config config, std::size_t unit_bytes);

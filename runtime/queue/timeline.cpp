@@ -21,11 +21,15 @@ void timeline::wait(submission s, std::chrono::milliseconds timeout, const wait_
 bool timeline::wrap_if_due() {
   if (!is_wrap_due()) return false;
   if (!is_complete(last())) TG_UNREACHABLE("timeline wrapped while work was in flight");
+  abandon_and_restart();
+  return true;
+}
+
+void timeline::abandon_and_restart() {
   signal_.set(0);
   next_ = 1;
   reached_ = 0;
   ++epoch_;
-  return true;
 }
 
 }  // namespace tg::queue

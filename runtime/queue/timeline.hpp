@@ -58,6 +58,11 @@ class timeline {
   bool is_wrap_due() const { return next_ - 1 > wrap_at_; }
   // Call only when is_complete(last()). Restarts at 1 if is_wrap_due(); true if so.
   bool wrap_if_due();
+  // After the engine was reset (the driver's recovery of a failed queue): what was submitted
+  // before will never run, so nothing can still use what it used, and it counts as complete, as
+  // an older epoch's work does after a wrap. The signal goes to 0, values restart at 1 in a new
+  // epoch: kernarg slots and indirect buffers that remember an older submission are free to reuse.
+  void abandon_and_restart();
 
  private:
   gpu_signal signal_;

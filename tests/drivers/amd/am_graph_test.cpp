@@ -1,7 +1,8 @@
 // am_graph_test.cpp: graphs on the AMD backend over the emulated GPU (gfx11 and gfx12, PCI and
 // the USB bridge): a replay computes what the same launches compute one by one, is one
-// submission (one IB, one signal), patches variables, grids and swapped buffers in place, and
-// 10,000 replays through an 8 KiB compute ring allocate nothing, in VRAM or on the host.
+// submission (one IB, one signal), patches variables, grids and swapped buffers in place,
+// 10,000 replays through an 8 KiB compute ring allocate nothing, in VRAM or on the host, and
+// programs and graphs made before a GPU fault work after the queue's recovery.
 #include <doctest/doctest.h>
 
 
@@ -208,6 +209,45 @@ void replay_10000_times(const char* name) {
 }
 
 }  // namespace
+
+TEST_CASE("programs and graphs made before a GPU fault keep working after recover_compute") {
+  // What BEAM on the user's own card relies on: a candidate faults the GPU, the driver recovers
+  // the queue, and the model's programs and captured graphs run on.
+  for (const char* name : {"AMD:EMU", "AMD:EMU:gfx12:usb"}) {
+    CAPTURE(std::string(name));
+    tg::device dev(name);
+    tg::prepared_kernel acc = dev.prepare(accumulate_kernel());
+    tg::buffer sum = dev.allocate(64 * 4);
+    std::int64_t expected = 0;
+    // More launches than the program has kernarg slots, so that every slot remembers a
+    // submission of the timeline before the fault, with values the new one has not reached.
+    for (std::int64_t v = 1; v <= 40; ++v) acc.launch(std::vector<tg::buffer>{sum}, std::vector<std::int64_t>{v}), expected += v;
+    tg::graph_builder b(dev);
+    const tg::graph_var v = b.var("v");
+    b.add(acc, {sum}, {v});
+    tg::graph g = b.finish();
+    for (std::int64_t r = 1; r <= 3; ++r) g.replay({100 * r}), expected += 100 * r;
+    dev.synchronize();
+
+    tg::kernel_builder kb;  // stores 64 TiB past its buffer: a GPU page fault
+    auto i = kb.output_range(64);
+    kb.store(0, i + (std::int64_t{1} << 44), kb.cast(tg::dtype::int32, kb.variable(0)));
+    tg::buffer victim = dev.allocate(64 * 4);
+    dev.launch(kb.finish(), std::vector<tg::buffer>{victim}, std::vector<std::int64_t>{1});
+    CHECK_THROWS_WITH_AS(dev.synchronize(), doctest::Contains("GPU page fault"), tg::device_error);
+    CHECK(am(dev).compute().is_failed());
+    const std::uint64_t epoch = am(dev).compute().last_submitted().epoch;
+    am(dev).recover_compute();
+    CHECK(am(dev).compute().last_submitted().epoch == epoch + 1);
+
+    for (std::int64_t w = 1; w <= 20; ++w) acc.launch(std::vector<tg::buffer>{sum}, std::vector<std::int64_t>{w}), expected += w;
+    for (std::int64_t r = 1; r <= 3; ++r) g.replay({1000 * r}), expected += 1000 * r;
+    std::vector<std::int32_t> got(64);
+    sum.copy_out(got.data(), 64 * 4);
+    for (std::int32_t s : got) REQUIRE(s == expected);
+    CHECK_FALSE(am(dev).compute().is_failed());
+  }
+}
 
 TEST_CASE("10,000 replays through an 8 KiB ring allocate nothing and each runs once") {
   replay_10000_times("TEST:EMU8K");

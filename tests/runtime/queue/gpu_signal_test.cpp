@@ -145,3 +145,24 @@ TEST_CASE("after a wrap a timeline reads the signal again") {
   store64(r.mem, 0, 1);
   CHECK(t.is_complete(first));
 }
+
+// A driver's recovery: the engine was reset with work in flight that will never run. What it
+// was submitted as counts as complete (so waiting on it returns at once), and the new epoch
+// counts from 1 on a signal set back to 0.
+TEST_CASE("abandon_and_restart completes what was in flight and starts a new epoch") {
+  signal_rig r;
+  timeline t(r.s);
+  const submission done = t.commit(), lost = t.commit();
+  store64(r.mem, 0, 1);
+  CHECK(t.is_complete(done));
+  CHECK_FALSE(t.is_complete(lost));
+  t.abandon_and_restart();
+  CHECK(t.signal().value() == 0);
+  CHECK(t.is_complete(lost));
+  t.wait(lost, 10ms);  // returns at once: nothing will ever signal 2 in the old epoch
+  const submission next = t.commit();
+  CHECK(next == submission{1, 1});
+  CHECK_FALSE(t.is_complete(next));
+  store64(r.mem, 0, 1);
+  CHECK(t.is_complete(next));
+}
