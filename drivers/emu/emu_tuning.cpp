@@ -1,7 +1,7 @@
 // emu_tuning.cpp: AMD:EMU's part in tuning (runtime/tune/tuned_compile.hpp): its cache target names
 // the emulated processor and the card its modeled cost stands for, and its candidates run on an
 // emulated GPU of that processor kept for the search (emu_candidate_runner.hpp), never on the
-// device being tuned. A real card ("AMD") registers no tuner yet: nothing here can time one, and
+// device being tuned. A real card ("AMD") has a tuner of its own (drivers/amd/am_tuning.cpp), and
 // the emulated targets' results are never served to it.
 #include <tg/core/error.hpp>
 

@@ -36,8 +36,25 @@ std::mutex& search_lock() {
   return m;
 }
 
-// Made once per target, under search_lock: a runner opens a device of its own.
-candidate_runner& runner_for(const std::string& target, const tuner& t, backend& device) {
+// The tuner of a backend name: the longest registered name that is the whole of it or a prefix
+// ending at a ':' (the device registry's rule).
+const tuner* tuner_of(const std::string& backend_name) {
+  const tuner* found = nullptr;
+  std::size_t found_length = 0;
+  for (const auto& [name, t] : tuners()) {
+    const bool matches = backend_name == name || (backend_name.size() > name.size() &&
+                                                  backend_name.compare(0, name.size(), name) == 0 &&
+                                                  backend_name[name.size()] == ':');
+    if (matches && name.size() >= found_length) found = &t, found_length = name.size();
+  }
+  return found;
+}
+
+// Under search_lock. A runner with a device of its own is made once per target and kept; one on
+// the tuned device lives for the search (`made` holds it).
+candidate_runner& runner_for(const std::string& target, const tuner& t, backend& device,
+                             std::unique_ptr<candidate_runner>& made) {
+  if (t.runs_on_tuned_device) return *(made = t.make_runner(device));
   static std::map<std::string, std::unique_ptr<candidate_runner>> runners;
   std::unique_ptr<candidate_runner>& r = runners[target];
   if (!r) r = t.make_runner(device);
@@ -78,7 +95,8 @@ class searching_program final : public program {
       ++searches;
       beam_options options;
       options.width = beam_width();
-      if (auto found = beam_search(runner_for(key_.target, tuner_, *owner_), source_, slot_count_of(nodes_), vars, options)) {
+      std::unique_ptr<candidate_runner> made;
+      if (auto found = beam_search(runner_for(key_.target, tuner_, *owner_, made), source_, slot_count_of(nodes_), vars, options)) {
         process_cache().put(key_, found->best, found->best_seconds);
         return owner_->compile(source_with(source_, found->best));
       }
@@ -117,15 +135,15 @@ int beam_width() {
 }
 
 std::shared_ptr<program> compile_tuned(const std::shared_ptr<backend>& owner, const kernel_source& source) {
-  auto it = tuners().find(owner->name());
-  if (it == tuners().end() && beam_width() > 0) {
+  const tuner* found = tuner_of(owner->name());
+  if (found == nullptr && beam_width() > 0) {
     static std::once_flag told;
     std::call_once(told, [&] {
       log(log_level::warning, "tune: TG_BEAM is set, but " + owner->name() + " has no BEAM runner yet; its kernels keep their default schedules");
     });
   }
-  if (it == tuners().end() || source.global_ranges == 0) return nullptr;  // nothing to tile without output loops
-  const tuner& t = it->second;
+  if (found == nullptr || source.global_ranges == 0) return nullptr;  // nothing to tile without output loops
+  const tuner& t = *found;
   tuning_key key{ast_hash(source.nodes, source.global_ranges), t.target(*owner), opts_format_version};
   if (auto cached = process_cache().get(key)) {
     ++cache_hits;

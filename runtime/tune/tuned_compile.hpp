@@ -20,11 +20,17 @@ struct tuner {
   // The target a device's kernels are tuned for (the cache key): results are served only to the
   // same one, and devices of one target share a runner.
   std::function<std::string(backend& device)> target;
-  // How candidates for that target are compiled and timed (made once per target, on a device of
-  // its own); empty: cached results are used, BEAM never runs.
+  // How candidates for that target are compiled and timed; empty: cached results are used, BEAM
+  // never runs.
   std::function<std::unique_ptr<candidate_runner>(backend& device)> make_runner;
+  // false: the runner opens a device of its own (the CPU's forked workers, AMD:EMU's emulated
+  // GPU) and is made once per target. true: it runs candidates on the device it is given (a real
+  // card: there is no other to run on), so it is made for each search and dropped after it.
+  bool runs_on_tuned_device = false;
 };
 
+// `backend_name` as devices register (backend.hpp): a device's backend name picks the tuner with
+// the longest matching prefix that ends at a ':' ("AMD:USB:0" -> "AMD"; "AMD:EMU" -> "AMD:EMU").
 void register_tuner(const std::string& backend_name, tuner t);
 struct tuner_registration {
   tuner_registration(const std::string& backend_name, tuner t) { register_tuner(backend_name, std::move(t)); }

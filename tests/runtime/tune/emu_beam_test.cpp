@@ -12,6 +12,7 @@
 #include "runtime/tune/beam_search.hpp"
 #include "runtime/tune/gpu_candidates.hpp"
 #include "runtime/tune/opts_text.hpp"
+#include "tests/runtime/tune/planted_gpu_candidates.hpp"
 #include "tests/runtime/tune/tune_kernels.hpp"
 
 namespace {
@@ -57,50 +58,6 @@ void check_computes_matmul(const tg::ast::kernel& kernel, const tg::codegen::ker
   const auto a = tune_test::pattern(std::size_t(n * n), 1), b = tune_test::pattern(std::size_t(n * n), 2);
   CHECK(run_with(kernel, opts, std::size_t(n * n), a, b) == tune_test::reference_matmul(a, b, n, n, n));
 }
-
-// Delegates to the emulated GPU's runner, but compiles another kernel for planted candidates:
-// one that stores far outside every mapping (a GPU page fault) and one whose loop outlasts the
-// emulated GPU's patience (a hang).
-class planting_runner final : public tg::tune::candidate_runner {
- public:
-  tg::emu::emu_candidate_runner inner{"gfx1100"};
-  tg::codegen::kernel_opts faults, hangs;
-
-  tg::codegen::kernel_opts default_opts(const tg::kernel_source& s) override { return inner.default_opts(s); }
-  tg::codegen::kernel_opts normalize(const tg::codegen::kernel_opts& o, const tg::kernel_source& s) override {
-    return inner.normalize(o, s);
-  }
-  std::vector<tg::codegen::kernel_opts> neighbours(const tg::codegen::kernel_opts& o, const tg::kernel_source& s) override {
-    return inner.neighbours(o, s);
-  }
-  std::shared_ptr<tg::program> compile(const tg::kernel_source& s) override {
-    const tg::codegen::kernel_opts opts = inner.normalize(tg::opt::gpu_schedule_of(s), s);
-    if (opts == faults) return compile_planted(faulting_kernel());
-    if (opts == hangs) return compile_planted(endless_kernel());
-    return inner.compile(s);
-  }
-  tg::tune::trial_result run(tg::program& p, const tg::codegen::kernel_opts& o, const tg::tune::trial_setup& s) override {
-    return inner.run(p, o, s);
-  }
-
- private:
-  std::shared_ptr<tg::program> compile_planted(const tg::ast::kernel& k) {
-    return inner.compile({k.nodes, k.global_ranges, "planted"});
-  }
-  static tg::ast::kernel faulting_kernel() {
-    tg::kernel_builder kb;
-    auto i = kb.output_range(64);
-    kb.store(0, i + (std::int64_t{1} << 44), kb.load<float>(2, i));  // 64 TiB past the buffer
-    return kb.finish();
-  }
-  static tg::ast::kernel endless_kernel() {
-    tg::kernel_builder kb;
-    auto i = kb.output_range(32);
-    auto r = kb.reduce_range(std::int64_t{1} << 40);
-    kb.store(0, i, kb.sum(kb.load<float>(2, (i + r) % 16), r));
-    return kb.finish();
-  }
-};
 
 }  // namespace
 
@@ -161,7 +118,8 @@ TEST_CASE("candidates that fault or hang the GPU or compute a wrong result are s
   constexpr std::int64_t n = 64;
   const tg::ast::kernel kernel = tune_test::matmul(n, n, n);  // one thread per output: tiles, unrolls, groups
   const tg::kernel_source source = source_of(kernel);
-  planting_runner runner;
+  tg::emu::emu_candidate_runner emulated("gfx1100");
+  tune_test::planting_runner runner(emulated);
   const auto first = runner.normalize(runner.default_opts(source), source);
   const auto round_one = runner.neighbours(first, source);
   REQUIRE(round_one.size() >= 4);
@@ -180,7 +138,7 @@ TEST_CASE("candidates that fault or hang the GPU or compute a wrong result are s
   CHECK(found->best != runner.faults);
   CHECK(found->best != runner.hangs);
   CHECK(found->best != wrong);
-  CHECK(runner.inner.device().device().recoveries() == 2);
+  CHECK(emulated.device().device().recoveries() == 2);
   CHECK(logged.count(tg::tune::to_text(runner.faults) + " skipped: GPU fault: ") == 1);
   CHECK(logged.count(tg::tune::to_text(runner.hangs) + " skipped: GPU hang: ") == 1);
   CHECK(logged.count(tg::tune::to_text(wrong) + " skipped: wrong result: slot 0 element 5") == 1);
