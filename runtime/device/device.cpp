@@ -273,6 +273,9 @@ prepared_kernel device::prepare_fused(std::span<const ast::kernel* const> kernel
     source.slot_counts.push_back(k.slot_count);
   }
   std::shared_ptr<program> p = kernels.size() < 2 ? nullptr : backend_->compile_fused(source);
+  // Where the backend fuses, its parts take their tuned schedules (the cache's, or BEAM's), and
+  // the launch is compiled again with them.
+  if (p && tune::tune_fused_parts(backend_, source)) p = backend_->compile_fused(source);
   if (p) ++cache_->stats.compiled;
   cache_->fused.emplace_back(std::move(key), p);
   return p ? prepared_kernel(p, slots) : prepared_kernel();

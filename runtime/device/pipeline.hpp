@@ -25,9 +25,10 @@ namespace tg {
 
 // Steps 4-6 for `source` on `compiler`'s target.
 std::shared_ptr<program> compile_through(kernel_compiler& compiler, const kernel_source& source);
-// Steps 4-6 for kernels launched as one: each part's opts as its own kernel's would be (no tuned
-// schedule: BEAM and the tuning cache see kernels one by one), then the compiler's render_fused;
-// nullptr where the compiler does not fuse.
+// Steps 4-6 for kernels launched as one: each part's opts as its own kernel's would be (a part
+// carrying a schedule keeps it: device::prepare_fused gives the parts their tuned schedules,
+// runtime/tune/tuned_compile.hpp: tune_fused_parts), then the compiler's render_fused; nullptr
+// where the compiler does not fuse.
 std::shared_ptr<program> compile_fused_through(kernel_compiler& compiler, const fused_source& source);
 
 }  // namespace tg

@@ -154,6 +154,40 @@ std::shared_ptr<program> compile_tuned(const std::shared_ptr<backend>& owner, co
   return std::make_shared<searching_program>(owner, source, std::move(key), t);
 }
 
+bool tune_fused_parts(const std::shared_ptr<backend>& owner, fused_source& source) {
+  const tuner* found = tuner_of(owner->name());
+  if (found == nullptr) return false;
+  bool tuned = false;
+  for (kernel_source& part : source.parts) {
+    if (part.global_ranges == 0) continue;
+    tuning_key key{ast_hash(part.nodes, part.global_ranges), found->target(*owner), opts_format_version};
+    std::optional<codegen::kernel_opts> opts = process_cache().get(key);
+    if (opts) {
+      ++cache_hits;
+    } else if (beam_width() > 0 && found->make_runner) {
+      std::lock_guard guard(search_lock());
+      try {
+        ++searches;
+        beam_options options;
+        options.width = beam_width();
+        std::unique_ptr<candidate_runner> made;
+        // A part is specialised to its launch's values: it reads no variables.
+        if (auto result = beam_search(runner_for(key.target, *found, *owner, made), part, slot_count_of(part.nodes), {}, options)) {
+          process_cache().put(key, result->best, result->best_seconds);
+          opts = result->best;
+        }
+      } catch (const std::exception& e) {
+        log(log_level::warning, "beam: " + part.name + " (a fused part): search abandoned (" + e.what() + "); the default is used");
+      }
+    }
+    if (!opts) continue;
+    if (debug_level() >= 1) log(log_level::debug, "tune: " + part.name + " (a fused part): " + to_text(*opts));
+    part = source_with(part, *opts);
+    tuned = true;
+  }
+  return tuned;
+}
+
 std::shared_ptr<program> resolve_tuned(const std::shared_ptr<program>& compiled, std::span<const std::int64_t> vars) {
   if (auto* searching = dynamic_cast<searching_program*>(compiled.get())) return searching->resolve(vars);
   return compiled;

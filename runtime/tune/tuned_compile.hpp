@@ -43,6 +43,12 @@ int beam_width();
 // nothing cached); nullptr when tuning does not apply, and the caller compiles as usual.
 std::shared_ptr<program> compile_tuned(const std::shared_ptr<backend>& owner, const kernel_source& source);
 
+// The parts of a fused launch (device::prepare_fused, each specialised to its variables) given
+// the schedules the tuning cache holds for them as kernels of their own, or, with BEAM on and
+// nothing cached, what a search of each finds (and stores). True when any part's schedule came
+// from tuning; false leaves `source` as it was (no tuner for the backend, nothing cached, BEAM off).
+bool tune_fused_parts(const std::shared_ptr<backend>& owner, fused_source& source);
+
 // The backend's own program behind one compile_tuned made: for code that needs the backend's
 // type (a CPU graph captures cpu_programs). A searching program runs its search now, with
 // `vars`, if no launch has yet; any other program comes back as it is.
