@@ -20,11 +20,18 @@ struct device_buffers {
   backend& owner;
   std::vector<void*> slots;
   device_buffers(backend& b, std::span<const tune::slot_info> info) : owner(b) {
-    // At least 16 bytes each: the kernels' loads assume 16-byte aligned, 16-byte padded buffers.
-    for (const tune::slot_info& s : info) slots.push_back(owner.allocate(std::max<std::size_t>(s.size_bytes, 16)));
+    try {
+      // At least 16 bytes each: the kernels' loads assume 16-byte aligned, 16-byte padded buffers.
+      for (const tune::slot_info& s : info) slots.push_back(owner.allocate(std::max<std::size_t>(s.size_bytes, 16)));
+    } catch (...) {  // a card too full for the stand-ins: give back those made, and the search ends
+      release_all();
+      throw;
+    }
   }
-  ~device_buffers() {
+  ~device_buffers() { release_all(); }
+  void release_all() {
     for (void* p : slots) owner.release(p);
+    slots.clear();
   }
 };
 

@@ -2,6 +2,7 @@
 #include "runtime/opt/gpu_heuristic.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <utility>
@@ -250,13 +251,27 @@ bool tile_split_dot(std::span<const ast::node> nodes, int global_ranges, const t
   // a wave can: a thread looping over several keeps too much of a block live (Q6_K 2048 x 8192 at
   // 2 tokens a thread: 256 VGPRs and scratch in 2 trips, 170 VGPRs in one; 254 -> 83 us; Q4_K
   // 8192 x 2048: 46 -> 35 us).
-  if (widest_block(nodes, dot.nested_range) >= super_block_bytes)
+  const std::int64_t block_bytes = widest_block(nodes, dot.nested_range);
+  if (block_bytes >= super_block_bytes)
     while (group * 2 <= traits.wave_lanes && group / lanes < dot.nested_bound) group *= 2;
+  int unroll = 1;
+  // Super-blocks whose decode asked for a tile of 2 tokens (Q6_K: 4 spill, linear_kernels.cpp)
+  // in more trips than one even at a wave (rows of over 8192 values: the 8B's down projection, 56
+  // blocks): looped, a thread's tile held 256 VGPRs and spilled. A group of 8 with every trip
+  // unrolled into one does not: modeled on an RX 7900 XTX (tests/bench/gpu_prefill_sweep q6_k
+  // 4096 14336 32), 1106 -> 561 us, 256 -> 200 VGPRs, no scratch; a group of 16 unrolled 4, 574;
+  // a wave unrolled 2 or 4, 1762. Q4_K and Q5_K (tiles of 4) keep the loop at that shape (167
+  // and 318 us; unrolled in groups of 8, 195 and 359).
+  if (block_bytes >= super_block_bytes && asked && tile <= 2 && group / lanes < dot.nested_bound) {
+    group = std::min(group, 8 * lanes);
+    const std::int64_t trips = (dot.nested_bound + group / lanes - 1) / (group / lanes);
+    unroll = int(std::min<std::int64_t>(std::bit_ceil(std::uint64_t(trips)), traits.max_reduce_unroll));
+  }
   opts.upcast.assign(std::size_t(global_ranges), 1);
   opts.upcast[std::size_t(n)] = tile;
   opts.group_lanes = group;
   opts.nested_lanes = group / lanes;
-  opts.reduce_unroll = 1;
+  opts.reduce_unroll = unroll;
   return true;
 }
 

@@ -209,6 +209,48 @@ TEST_CASE("a full chunk's matmuls take a register tile of tokens on GPUs, and ev
   }
 }
 
+TEST_CASE("a full chunk's Q6_K matmul over more blocks than a wave unrolls its trips in a group of 8, and matches the CPU") {
+  // K = 14336 (the 8B's down projection): 56 super-blocks a row, more than a wave's 32 lanes take
+  // in one trip. Q6_K's tile looped over two trips spilled (runtime/opt/gpu_heuristic.cpp:
+  // tile_split_dot); Q4_K keeps the loop.
+  const std::int64_t N = 512, K = 14336, T = 32;  // rows enough to fill the GPU: a tile of tokens
+  tg::device cpu("CPU"), gfx11("AMD:EMU:gfx11");
+  const std::vector<float> x = random_values(std::size_t(K * T), 12);
+  const auto& traits = dynamic_cast<tg::amd::am_backend&>(gfx11.impl()).kernel_traits().gpu;
+  const tg::opt::target_traits target{.of = tg::opt::target_traits::kind::gpu, .gpu = traits};
+  for (tensor_type type : {tensor_type::q6_k, tensor_type::q4_k}) {
+    CAPTURE(std::string(tg::gguf::tensor_type_name(type)));
+    const std::vector<std::byte> bytes = random_rows(type, N, K);
+    const tg::test::chunk_matmul_setup chunk = tg::test::prepare_chunk_matmul(gfx11, upload(gfx11, type, N, K, bytes), x, T);
+    const tg::kernel_source source{chunk.kernel.nodes, chunk.kernel.global_ranges, "chunk", chunk.kernel.upcast,
+                                   chunk.kernel.vector_lanes};
+    const auto opts = tg::opt::choose_opts_for(target, source);
+    MESSAGE(tg::tune::to_text(opts));
+    if (type == tensor_type::q6_k) {
+      CHECK((opts.group_lanes == 8 && opts.nested_lanes == 8 && opts.reduce_unroll == 8));  // 7 trips in one
+    } else {
+      CHECK((opts.group_lanes == 32 && opts.nested_lanes == 32 && opts.reduce_unroll == 1));
+      continue;  // its numerics: the test above
+    }
+    std::vector<void*> buffers;
+    for (const tg::buffer& b : chunk.slots) buffers.push_back(b.data());
+    gfx11.impl().compile(source)->launch(buffers, tg::test::chunk_matmul_vars(T));
+    std::vector<float> got(std::size_t(N * T));
+    chunk.slots[0].copy_out(got.data(), got.size() * 4);
+    const model::weight on_cpu = upload(cpu, type, N, K, bytes);
+    double worst = 0, scale = 0;
+    for (std::int64_t t = 0; t < T; ++t) {
+      const std::vector<float> want = tg::test::decode_matvec(
+          cpu, on_cpu, std::vector<float>(x.begin() + std::ptrdiff_t(t * K), x.begin() + std::ptrdiff_t((t + 1) * K)));
+      for (std::int64_t r = 0; r < N; ++r) {
+        scale = std::max(scale, double(std::fabs(want[std::size_t(r)])));
+        worst = std::max(worst, double(std::fabs(got[std::size_t(t * N + r)] - want[std::size_t(r)])));
+      }
+    }
+    CHECK(worst <= 1e-4 * scale);
+  }
+}
+
 TEST_CASE("a GPU's default decode matmul keeps each trip's loads in flight together, for every int8 type") {
   // K = 4096: 128 blocks of 32 values (16 super-blocks) a row, in a few unrolled trips a thread.
   // Held to LLVM's default register target, the scheduler issued Q5_0's and Q5_1's loads one wait
