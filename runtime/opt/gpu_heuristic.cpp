@@ -238,7 +238,7 @@ bool tile_split_dot(std::span<const ast::node> nodes, int global_ranges, const t
   if (m < 0 || dot.nested_bound <= 0) return false;
   const std::int64_t bn = const_bound(nodes, n);
   const bool asked = int(asked_upcast.size()) == global_ranges && asked_upcast[std::size_t(n)] > 1;
-  const int tile = asked ? asked_upcast[std::size_t(n)] : 4;
+  int tile = asked ? asked_upcast[std::size_t(n)] : 4;
   if (bn < tile) return false;
   std::int64_t tiles = 1;
   for (int r = 0; r < global_ranges; ++r)
@@ -254,18 +254,19 @@ bool tile_split_dot(std::span<const ast::node> nodes, int global_ranges, const t
   const std::int64_t block_bytes = widest_block(nodes, dot.nested_range);
   if (block_bytes >= super_block_bytes)
     while (group * 2 <= traits.wave_lanes && group / lanes < dot.nested_bound) group *= 2;
-  int unroll = 1;
   // Super-blocks whose decode asked for a tile of 2 tokens (Q6_K: 4 spill, linear_kernels.cpp)
   // in more trips than one even at a wave (rows of over 8192 values: the 8B's down projection, 56
-  // blocks): looped, a thread's tile held 256 VGPRs and spilled. A group of 8 with every trip
-  // unrolled into one does not: modeled on an RX 7900 XTX (tests/bench/gpu_prefill_sweep q6_k
-  // 4096 14336 32), 1106 -> 561 us, 256 -> 200 VGPRs, no scratch; a group of 16 unrolled 4, 574;
-  // a wave unrolled 2 or 4, 1762. Q4_K and Q5_K (tiles of 4) keep the loop at that shape (167
-  // and 318 us; unrolled in groups of 8, 195 and 359).
+  // blocks): looped, the tile held 256 VGPRs and spilled. One token a thread with the trips
+  // unrolled into one holds 120, no scratch. Modeled (tests/bench/gpu_prefill_sweep q6_k 4096
+  // 14336 32; an RX 7900 XTX, then an RX 9070 XT): the looped tile 1106 / 723 us, this 572 / 721;
+  // the best found on each, a group of 8 with its 7 trips unrolled (561 / 838) and a looped group
+  // of 16 (1087 / 678), lose on the other card. Q4_K and Q5_K (tiles of 4) keep their loop at
+  // that shape (167 and 318 us on the RX 7900 XTX; unrolled in groups of 8, 195 and 359).
+  int unroll = 1;
   if (block_bytes >= super_block_bytes && asked && tile <= 2 && group / lanes < dot.nested_bound) {
-    group = std::min(group, 8 * lanes);
     const std::int64_t trips = (dot.nested_bound + group / lanes - 1) / (group / lanes);
     unroll = int(std::min<std::int64_t>(std::bit_ceil(std::uint64_t(trips)), traits.max_reduce_unroll));
+    tile = 1;
   }
   opts.upcast.assign(std::size_t(global_ranges), 1);
   opts.upcast[std::size_t(n)] = tile;

@@ -12,6 +12,7 @@
 //       TYPE q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k (default q8_0 2048 2048 32); opts as the tuning cache writes them
 //       (runtime/tune/opts_text.hpp), e.g. "upcast=1,4,1 lanes=0 group=16 unroll=8 nested=16";
 //       without opts, a grid of token tiles x threads per output (splitting the blocks) x unrolls.
+//   TG_SWEEP_GPU=gfx12 ...   the same on the emulated gfx1201, modeled as an RX 9070 XT
 #include <tg/device.hpp>
 
 #include <algorithm>
@@ -59,7 +60,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> asked;
   for (int i = argc > 4 ? 5 : 1; i < argc; ++i) asked.emplace_back(argv[i]);
 
-  tg::bench::roofline_gpu g("AMD:EMU:gfx11:vram=2G", tg::emu::shader::rx_7900_xtx);
+  const char* card = std::getenv("TG_SWEEP_GPU");  // gfx12: the emulated gfx1201 as an RX 9070 XT
+  const bool gfx12 = card != nullptr && std::string(card) == "gfx12";
+  tg::bench::roofline_gpu g(gfx12 ? "AMD:EMU:gfx1201:vram=2G" : "AMD:EMU:gfx11:vram=2G",
+                            gfx12 ? tg::emu::shader::rx_9070_xt : tg::emu::shader::rx_7900_xtx);
   const std::vector<std::byte> bytes = tg::bench::quantized_rows(type, N, K);
   model::weight w{"w", type, N, K, std::int64_t(tg::gguf::row_size_bytes(type, std::size_t(K))), g.dev.allocate(bytes.size())};
   w.data.copy_in(bytes.data(), bytes.size());
@@ -119,12 +123,12 @@ int main(int argc, char** argv) {
           schedules.push_back(o);
         }
   }
+  const char* modeled = gfx12 ? "RX 9070 XT modeled from gfx1201" : "RX 7900 XTX modeled from gfx1100";
   if (decode)
-    std::printf("%s %lld x %lld, one token (decode's matmul), RX 7900 XTX modeled from gfx1100\n", type_name.c_str(),
-                (long long)N, (long long)K);
+    std::printf("%s %lld x %lld, one token (decode's matmul), %s\n", type_name.c_str(), (long long)N, (long long)K, modeled);
   else
-    std::printf("%s %lld x %lld, %lld tokens (the full-chunk prefill matmul), RX 7900 XTX modeled from gfx1100\n",
-                type_name.c_str(), (long long)N, (long long)K, (long long)T);
+    std::printf("%s %lld x %lld, %lld tokens (the full-chunk prefill matmul), %s\n", type_name.c_str(), (long long)N,
+                (long long)K, (long long)T, modeled);
   std::printf("%-58s %10s %8s %6s %9s %9s %9s %6s %6s %6s\n", "opts", "model us", "bound", "BW", "mem us", "issue us",
               "lat us", "VGPRs", "waves", "waits");
   std::vector<float> want;

@@ -209,10 +209,10 @@ TEST_CASE("a full chunk's matmuls take a register tile of tokens on GPUs, and ev
   }
 }
 
-TEST_CASE("a full chunk's Q6_K matmul over more blocks than a wave unrolls its trips in a group of 8, and matches the CPU") {
+TEST_CASE("a full chunk's Q6_K matmul over more blocks than a wave takes a token a thread, its trips unrolled, and matches the CPU") {
   // K = 14336 (the 8B's down projection): 56 super-blocks a row, more than a wave's 32 lanes take
-  // in one trip. Q6_K's tile looped over two trips spilled (runtime/opt/gpu_heuristic.cpp:
-  // tile_split_dot); Q4_K keeps the loop.
+  // in one trip. Q6_K's tile of 2 tokens looped over two trips spilled (runtime/opt/gpu_heuristic.cpp:
+  // tile_split_dot); Q4_K keeps its tile and loop.
   const std::int64_t N = 512, K = 14336, T = 32;  // rows enough to fill the GPU: a tile of tokens
   tg::device cpu("CPU"), gfx11("AMD:EMU:gfx11");
   const std::vector<float> x = random_values(std::size_t(K * T), 12);
@@ -227,8 +227,10 @@ TEST_CASE("a full chunk's Q6_K matmul over more blocks than a wave unrolls its t
     const auto opts = tg::opt::choose_opts_for(target, source);
     MESSAGE(tg::tune::to_text(opts));
     if (type == tensor_type::q6_k) {
-      CHECK((opts.group_lanes == 8 && opts.nested_lanes == 8 && opts.reduce_unroll == 8));  // 7 trips in one
+      CHECK(opts.upcast == std::vector<int>{1, 1, 1});
+      CHECK((opts.group_lanes == 32 && opts.nested_lanes == 32 && opts.reduce_unroll == 2));  // 2 trips in one
     } else {
+      CHECK(opts.upcast == std::vector<int>{1, 4, 1});
       CHECK((opts.group_lanes == 32 && opts.nested_lanes == 32 && opts.reduce_unroll == 1));
       continue;  // its numerics: the test above
     }
