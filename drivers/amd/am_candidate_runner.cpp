@@ -78,7 +78,7 @@ tune::trial_result am_candidate_runner::run(program& candidate, const codegen::k
   try {
     starting_first_run();
     candidate.launch(buffers.slots, setup.vars);
-    dev.synchronize(setup.timeout);
+    dev.synchronize(hang_timeout(setup));
     result.outputs.resize(setup.slots.size());
     std::vector<void*> host(setup.slots.size(), nullptr);
     for (std::size_t k = 0; k < setup.slots.size(); ++k) {
@@ -88,7 +88,7 @@ tune::trial_result am_candidate_runner::run(program& candidate, const codegen::k
       host[k] = result.outputs[k].data();
     }
     if (setup.hook) setup.hook(opts, host);
-    result.seconds = seconds_of(candidate, buffers.slots, setup.vars, setup.timeout);
+    result.seconds = seconds_of(candidate, buffers.slots, setup.vars, hang_timeout(setup));
   } catch (const device_error& e) {
     // The GPU stopped the queue (a fault, or a wave the emulated GPU took for an endless loop),
     // or the wait saw no progress: restart the queue for the next candidate.

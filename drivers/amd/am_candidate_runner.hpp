@@ -53,6 +53,8 @@ class am_candidate_runner : public tune::candidate_runner {
 
   // Called just before a candidate's first launch.
   virtual void starting_first_run() {}
+  // How long a run may make no progress before it counts as a hang: the trial's timeout.
+  virtual std::chrono::milliseconds hang_timeout(const tune::trial_setup& setup) { return setup.timeout; }
   // The candidate's time, called after its first run finished and its outputs were read, with
   // its buffers still bound; device_error for a fault or hang while timing. Here: GPU timestamps.
   virtual double seconds_of(program& candidate, std::span<void* const> buffers, std::span<const std::int64_t> vars,

@@ -33,6 +33,9 @@ class emu_candidate_runner final : public amd::am_candidate_runner {
 
  protected:
   void starting_first_run() override;
+  // The device's queue timeout (30 s): the trial's comes from the modeled time, and the
+  // interpreter takes far longer than a card; the emulated GPU stops endless loops itself.
+  std::chrono::milliseconds hang_timeout(const tune::trial_setup&) override { return device().queue_timeout(); }
   // The modeled time of the candidate's first run (trial_result::seconds).
   double seconds_of(program& candidate, std::span<void* const> buffers, std::span<const std::int64_t> vars,
                     std::chrono::milliseconds timeout) override;
