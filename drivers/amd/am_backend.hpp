@@ -78,7 +78,7 @@ class am_dispatchable : public program {
   // Whether variable `index` can change what the kernel does: its kernarg is read or its grid
   // depends on it. A kernel takes the variables up to the highest it reads, so a lower one may
   // be passed and never read; a graph need not patch that one on replay.
-  virtual bool reads_variable(std::size_t index) const { return true; }
+  virtual bool reads_variable(std::size_t /*index*/) const { return true; }
 };
 
 class am_backend : public backend {

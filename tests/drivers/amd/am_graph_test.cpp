@@ -38,14 +38,6 @@ tg::emu::gpu_stats stats(tg::device& dev) {
 }
 tg::amd::am_device& am(tg::device& dev) { return dynamic_cast<tg::amd::am_backend&>(dev.impl()).device(); }
 
-// acc[i] += variable 0, for 64 int32s: a replay that ran twice or not at all shows in the sum.
-tg::ast::kernel accumulate_kernel() {
-  tg::kernel_builder kb;
-  auto i = kb.output_range(64);
-  kb.store(0, i, kb.load<std::int32_t>(0, i) + kb.cast(tg::dtype::int32, kb.variable(0)));
-  return kb.finish();
-}
-
 }  // namespace
 
 TEST_CASE("a replayed graph on AMD:EMU computes what its launches compute one by one") {
@@ -159,7 +151,7 @@ TEST_CASE("an AMD graph refuses kernels and buffers of another device") {
 
 TEST_CASE("an AMD launch refuses a buffer off the 16-byte boundary its kernel's loads assume") {
   tg::device dev("AMD:EMU");
-  tg::prepared_kernel acc = dev.prepare(accumulate_kernel());
+  tg::prepared_kernel acc = dev.prepare(tg::test::accumulate_kernel());
   tg::buffer sum = dev.allocate(64 * 4 + 16);
   void* aligned = sum.data();
   void* inside = static_cast<char*>(sum.data()) + 4;  // within the allocation, 4 bytes in
@@ -176,7 +168,7 @@ namespace {
 void replay_10000_times(const char* name) {
   CAPTURE(std::string(name));
   tg::device dev(name);
-  tg::prepared_kernel acc = dev.prepare(accumulate_kernel());
+  tg::prepared_kernel acc = dev.prepare(tg::test::accumulate_kernel());
   tg::buffer sum = dev.allocate(64 * 4);
   tg::graph_builder b(dev);
   const tg::graph_var v = b.var("v");
@@ -216,7 +208,7 @@ TEST_CASE("programs and graphs made before a GPU fault keep working after recove
   for (const char* name : {"AMD:EMU", "AMD:EMU:gfx12:usb"}) {
     CAPTURE(std::string(name));
     tg::device dev(name);
-    tg::prepared_kernel acc = dev.prepare(accumulate_kernel());
+    tg::prepared_kernel acc = dev.prepare(tg::test::accumulate_kernel());
     tg::buffer sum = dev.allocate(64 * 4);
     std::int64_t expected = 0;
     // More launches than the program has kernarg slots, so that every slot remembers a

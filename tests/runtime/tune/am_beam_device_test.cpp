@@ -31,16 +31,6 @@ const tg::backend_registration test_card("TESTCARD", [](const std::string&, cons
       std::make_shared<tg::amd::am_backend>("AMD:TESTCARD", tg::transport::open_transport("AMD", m->buses()), o, m));
 });
 
-std::vector<float> run_matvec(tg::device& dev, const tg::ast::kernel& kernel) {
-  const auto w = tune_test::pattern(rows * cols, 1), x = tune_test::pattern(cols, 2);
-  tg::buffer out = dev.allocate(rows * 4), wb = dev.allocate(w.size() * 4), xb = dev.allocate(x.size() * 4);
-  wb.copy_in(w.data(), w.size() * 4);
-  xb.copy_in(x.data(), x.size() * 4);
-  dev.launch(kernel, std::vector<tg::buffer>{out, wb, xb});
-  std::vector<float> got(rows);
-  out.copy_out(got.data(), rows * 4);
-  return got;
-}
 
 }  // namespace
 
@@ -61,7 +51,7 @@ TEST_CASE("TG_BEAM on a card searches on that card, caches under its target, and
     tg::device card("TESTCARD");
     target = tg::amd::card_tuning_target(dynamic_cast<tg::amd::am_backend&>(card.impl()));
     const std::uint64_t before = card_machine->device().stats().dispatches;
-    CHECK(run_matvec(card, kernel) == want);
+    CHECK(tune_test::run_matmul(card, kernel, rows, 1, cols) == want);
     // The search ran its candidates on the card: many dispatches for one launch.
     CHECK(card_machine->device().stats().dispatches - before > 10);
     CHECK(card_machine->device().faults().empty());
@@ -76,14 +66,14 @@ TEST_CASE("TG_BEAM on a card searches on that card, caches under its target, and
   {
     tg::device again("TESTCARD");
     const std::uint64_t before = card_machine->device().stats().dispatches;
-    CHECK(run_matvec(again, kernel) == want);
+    CHECK(tune_test::run_matmul(again, kernel, rows, 1, cols) == want);
     CHECK(card_machine->device().stats().dispatches - before == 1);  // the cached schedule, no search
   }
   CHECK(tg::tune::stats().searches == 1);
   CHECK(tg::tune::stats().cache_hits == 1);
   {
     tg::device emulated("AMD:EMU");  // the emulated target: searched for itself, on its own runner
-    CHECK(run_matvec(emulated, kernel) == want);
+    CHECK(tune_test::run_matmul(emulated, kernel, rows, 1, cols) == want);
   }
   CHECK(tg::tune::stats().searches == 2);
   tg::tune::tuning_cache after(path, tg::tune::tuning_cache::access::read_only);

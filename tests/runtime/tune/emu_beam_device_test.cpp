@@ -18,16 +18,6 @@ namespace {
 
 constexpr std::int64_t rows = 256, cols = 512;
 
-std::vector<float> run_matvec(tg::device& dev, const tg::ast::kernel& kernel) {
-  const auto w = tune_test::pattern(rows * cols, 1), x = tune_test::pattern(cols, 2);
-  tg::buffer out = dev.allocate(rows * 4), wb = dev.allocate(w.size() * 4), xb = dev.allocate(x.size() * 4);
-  wb.copy_in(w.data(), w.size() * 4);
-  xb.copy_in(x.data(), x.size() * 4);
-  dev.launch(kernel, std::vector<tg::buffer>{out, wb, xb});
-  std::vector<float> got(rows);
-  out.copy_out(got.data(), rows * 4);
-  return got;
-}
 
 }  // namespace
 
@@ -46,7 +36,7 @@ TEST_CASE("TG_BEAM on AMD:EMU searches once, caches under the emulated target, a
   tune_test::log_capture logged;
   {
     tg::device dev("AMD:EMU:gfx1100:usb");  // the runner's GPU is its own, on PCI: the bridge carries no candidate
-    CHECK(run_matvec(dev, kernel) == want);
+    CHECK(tune_test::run_matmul(dev, kernel, rows, 1, cols) == want);
   }
   CHECK(tg::tune::stats().searches == 1);
   CHECK(logged.count("beam: r_256_512: round 1, ") == 1);
@@ -58,13 +48,13 @@ TEST_CASE("TG_BEAM on AMD:EMU searches once, caches under the emulated target, a
   MESSAGE("cached: " << cache.entries()[0].opts << " (" << cache.entries()[0].seconds * 1e6 << " us modeled)");
   {
     tg::device again("AMD:EMU:gfx1100");
-    CHECK(run_matvec(again, kernel) == want);
+    CHECK(tune_test::run_matmul(again, kernel, rows, 1, cols) == want);
   }
   CHECK(tg::tune::stats().searches == 1);
   CHECK(tg::tune::stats().cache_hits == 1);
   {
     tg::device other("AMD:EMU:gfx1201");  // another target: searched for itself
-    CHECK(run_matvec(other, kernel) == want);
+    CHECK(tune_test::run_matmul(other, kernel, rows, 1, cols) == want);
   }
   CHECK(tg::tune::stats().searches == 2);
   CHECK(tg::tune::stats().cache_hits == 1);

@@ -1,12 +1,15 @@
 // planted_gpu_candidates.hpp: an AMD candidate runner that compiles other kernels for two planted
 // schedules, one that stores far outside every mapping (a GPU page fault) and one whose loop
 // outlasts the emulated GPU's patience (a hang), and delegates everything else to the runner it
-// wraps (AMD:EMU's own, or one on the user's device).
+// wraps (AMD:EMU's own, or one on the user's device); and the search both BEAM tests run with
+// them planted.
 #pragma once
 #include <tg/device.hpp>
 #include "drivers/amd/am_candidate_runner.hpp"
 #include "runtime/opt/target_opts.hpp"
 #include "runtime/tune/candidate_runner.hpp"
+#include "runtime/tune/opts_text.hpp"
+#include "tests/runtime/tune/tune_kernels.hpp"
 
 namespace tune_test {
 
@@ -52,5 +55,35 @@ class planting_runner final : public tg::tune::candidate_runner {
     return kb.finish();
   }
 };
+
+// BEAM (width 2) over `source` with the default's first three neighbours planted: one faults the
+// GPU, one hangs it, one computes a wrong result (an output element changed after its run). Each
+// is skipped with its reason logged; the search finishes with another. Returns what it found.
+inline tg::tune::beam_result search_past_planted(planting_runner& runner, const tg::kernel_source& source, int slot_count) {
+  const auto first = runner.normalize(runner.default_opts(source), source);
+  const auto round_one = runner.neighbours(first, source);
+  REQUIRE(round_one.size() >= 4);
+  runner.faults = round_one[0];
+  runner.hangs = round_one[1];
+  const auto wrong = round_one[2];
+  tg::tune::beam_options options{.width = 2};
+  options.in_worker = [&](const tg::codegen::kernel_opts& c, std::span<void* const> outputs) {
+    if (c == wrong) static_cast<float*>(outputs[0])[5] += 1.0f;
+  };
+  log_capture logged;
+  auto found = search_logging_skips(runner, source, slot_count, options);
+  REQUIRE(found.has_value());
+  CHECK(found->skipped == 3);
+  CHECK(found->tried >= 2);
+  CHECK(found->best != runner.faults);
+  CHECK(found->best != runner.hangs);
+  CHECK(found->best != wrong);
+  CHECK(logged.count(tg::tune::to_text(runner.faults) + " skipped: GPU fault: ") == 1);
+  CHECK(logged.count(tg::tune::to_text(runner.hangs) + " skipped: GPU hang: ") == 1);
+  CHECK(logged.count(tg::tune::to_text(wrong) + " skipped: wrong result: slot 0 element 5") == 1);
+  for (const std::string& line : logged.lines)
+    if (line.find("skipped: GPU") != std::string::npos) MESSAGE(line);
+  return *found;
+}
 
 }  // namespace tune_test
