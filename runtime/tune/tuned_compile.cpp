@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tg/core/error.hpp>
 #include <tg/device.hpp>
 #include <tg/log.hpp>
@@ -68,6 +69,28 @@ int slot_count_of(std::span<const ast::node> nodes) {
   return count;
 }
 
+// Under search_lock: what the cache holds for `key` by now (another program of this AST, or
+// another process, may have finished its search meanwhile), else what BEAM finds for `source`
+// on `device` with `vars`, stored. nullopt when the search finds nothing or fails (a warning).
+std::optional<codegen::kernel_opts> search_and_store(const tuning_key& key, const tuner& t, backend& device,
+                                                     const kernel_source& source, std::span<const std::int64_t> vars) {
+  std::lock_guard guard(search_lock());
+  try {
+    if (auto cached = process_cache().get(key)) return cached;
+    ++searches;
+    beam_options options;
+    options.width = beam_width();
+    std::unique_ptr<candidate_runner> made;
+    if (auto found = beam_search(runner_for(key.target, t, device, made), source, slot_count_of(source.nodes), vars, options)) {
+      process_cache().put(key, found->best, found->best_seconds);
+      return found->best;
+    }
+  } catch (const std::exception& e) {
+    log(log_level::warning, "beam: " + source.name + ": search abandoned (" + e.what() + "); the default is used");
+  }
+  return std::nullopt;
+}
+
 // Compiled now, searched at the first launch; afterwards every launch goes to the winner.
 class searching_program final : public program {
  public:
@@ -88,20 +111,10 @@ class searching_program final : public program {
 
  private:
   std::shared_ptr<program> search(std::span<const std::int64_t> vars) {
-    std::lock_guard guard(search_lock());
     try {
-      // Another program of this AST (or another process) may have finished the search meanwhile.
-      if (auto cached = process_cache().get(key_)) return owner_->compile(source_with(source_, *cached));
-      ++searches;
-      beam_options options;
-      options.width = beam_width();
-      std::unique_ptr<candidate_runner> made;
-      if (auto found = beam_search(runner_for(key_.target, tuner_, *owner_, made), source_, slot_count_of(nodes_), vars, options)) {
-        process_cache().put(key_, found->best, found->best_seconds);
-        return owner_->compile(source_with(source_, found->best));
-      }
+      if (auto opts = search_and_store(key_, tuner_, *owner_, source_, vars)) return owner_->compile(source_with(source_, *opts));
     } catch (const std::exception& e) {
-      log(log_level::warning, "beam: " + source_.name + ": search abandoned (" + e.what() + "); the default is used");
+      log(log_level::warning, "beam: " + source_.name + ": the tuned schedule does not compile (" + e.what() + "); the default is used");
     }
     return owner_->compile(source_);
   }
@@ -165,20 +178,7 @@ bool tune_fused_parts(const std::shared_ptr<backend>& owner, fused_source& sourc
     if (opts) {
       ++cache_hits;
     } else if (beam_width() > 0 && found->make_runner) {
-      std::lock_guard guard(search_lock());
-      try {
-        ++searches;
-        beam_options options;
-        options.width = beam_width();
-        std::unique_ptr<candidate_runner> made;
-        // A part is specialised to its launch's values: it reads no variables.
-        if (auto result = beam_search(runner_for(key.target, *found, *owner, made), part, slot_count_of(part.nodes), {}, options)) {
-          process_cache().put(key, result->best, result->best_seconds);
-          opts = result->best;
-        }
-      } catch (const std::exception& e) {
-        log(log_level::warning, "beam: " + part.name + " (a fused part): search abandoned (" + e.what() + "); the default is used");
-      }
+      opts = search_and_store(key, *found, *owner, part, {});  // a part reads no variables: specialised
     }
     if (!opts) continue;
     if (debug_level() >= 1) log(log_level::debug, "tune: " + part.name + " (a fused part): " + to_text(*opts));
