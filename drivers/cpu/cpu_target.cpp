@@ -76,6 +76,13 @@ cpu_target detect_cpu_target(const std::string& requested) {
   // unrolled, had no vpdpwssd left; with the flag, 56 of 64). With VNNI the fused form is what
   // we want everywhere, so ask for it.
   if (t.vnni) t.features.push_back("+fast-dpwssd");
+  // Zen 4 streams decode's weights faster without the prefetch hints. A one-token Q8_0 matvec
+  // from 32-row tiles (matvec_types_bench, 256 MB, 2 threads, EPYC Genoa) read 20-26 GB/s with
+  // the 17 lines of each 1088-byte step asked for 2 KiB ahead and 29-34 without; asking for
+  // 1-3 lines a step was no better than none; the file-layout types were the same either way.
+  // Zen 3 measured the opposite for the file layout (29 -> 38-40 GB/s with them), and no other
+  // CPU has been measured without them, so they stay on elsewhere.
+  t.software_prefetch = t.cpu != "znver4";
   std::sort(t.features.begin(), t.features.end());
   return t;
 }
@@ -85,12 +92,12 @@ const cpu_target& host_cpu_target() {
   return target;
 }
 
-codegen::x86_isa cpu_target::isa() const { return {vector_bits >= 256 ? vector_bits : 0, vnni}; }
+codegen::x86_isa cpu_target::isa() const { return {vector_bits >= 256 ? vector_bits : 0, vnni, software_prefetch}; }
 
 std::string cpu_target::describe() const {
   return str(level, " (", cpu, "): ", vector_bits, "-bit vectors, ", vector_registers, " registers, int8 dot ",
              vnni ? "vpdpwssd" : "vpmaddwd+vpaddd", ", fp16 ", avx512_fp16 ? "avx512fp16" : f16c ? "vcvtph2ps" : "scalar",
-             ", bf16 ", avx512_bf16 ? "vcvtneps2bf16" : "shifts");
+             ", bf16 ", avx512_bf16 ? "vcvtneps2bf16" : "shifts", software_prefetch ? "" : ", no software prefetch");
 }
 
 }  // namespace tg::cpu

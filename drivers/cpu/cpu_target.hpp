@@ -22,6 +22,10 @@ struct cpu_target {
   int vector_registers = 16;  // 32 with AVX-512
   bool vnni = false;          // AVX-512 VNNI (with VL) or AVX-VNNI: vpdpwssd / vpdpbusd
   bool f16c = false, avx512_bf16 = false, avx512_fp16 = false;  // 16-bit float conversions
+  // Whether decode's weight stream is prefetched in software (the kernels' prefetch hints,
+  // linear_kernels.cpp and matmul_tiles.cpp), by microarchitecture: the hardware prefetchers
+  // differ, not the ISA, so every level of one host takes the same choice (cpu_target.cpp).
+  bool software_prefetch = true;
   // What the codegen may name (llvm_kernel.hpp), and one line for logs: "avx512vnni: 512-bit
   // vectors, 32 registers, int8 dot vpdpwssd, fp16 vcvtph2ps".
   codegen::x86_isa isa() const;

@@ -200,7 +200,7 @@ lanes emitter::store(const ast::node& x) {
 }
 
 lanes emitter::prefetch(const ast::node& x) {
-  if (frame_.gpu()) return emit(x.src[1]);
+  if (frame_.gpu() || !opts_.isa.prefetch) return emit(x.src[1]);  // a hint: the value is what counts
   const lanes& index = emit(x.src[0]);
   for (int l = 0; l < lane_count_; ++l) {
     bool repeat = false;

@@ -20,6 +20,9 @@ namespace tg::codegen {
 struct x86_isa {
   int vector_bits = 0;  // 512 (AVX-512 BW) or 256 (AVX2); 0: not x86
   bool vnni = false;    // AVX-512 VNNI or AVX-VNNI: x86 folds pmaddwd and its sum into vpdpwssd
+  // Whether ast::op::prefetch hints become prefetch instructions; false drops them (the CPU's
+  // hardware prefetcher follows the stream better on its own: cpu_target::software_prefetch).
+  bool prefetch = true;
   bool operator==(const x86_isa&) const = default;
 };
 

@@ -348,6 +348,9 @@ TEST_CASE("the CPU levels: the host runs native and every level it lists, and re
     if (l == "avx2") CHECK(std::find(t.features.begin(), t.features.end(), "+avx512f") == t.features.end());
     if (l == "avx512") CHECK(!t.vnni);
     if (l == "avx512vnni") CHECK(t.vnni);
+    // Software prefetch follows the microarchitecture (off on Zen 4 only), whatever the level.
+    CHECK(t.software_prefetch == (t.cpu != "znver4"));
+    CHECK(t.isa().prefetch == t.software_prefetch);
   }
   CHECK_THROWS_WITH_AS(tg::cpu::detect_cpu_target("sse9"),
                        "TG_CPU_FEATURES=sse9: not a level (avx2, avx512, avx512vnni or native)", tg::usage_error);

@@ -1,8 +1,8 @@
 // prefetch_test.cpp: ast::op::prefetch (kernel_builder::prefetch), a hint that carries a
 // value: results agree with the AST interpreter (which ignores the hint) under every loop
 // shape, also with bytes far past the buffer and with an index that is a vector; the IR
-// has one llvm.prefetch per distinct line asked for, inside the loop it leads; the hint
-// survives specialization and prints with its buffer.
+// has one llvm.prefetch per distinct line asked for, inside the loop it leads, and none on a
+// target that drops the hints; the hint survives specialization and prints with its buffer.
 #include <llvm/Support/raw_ostream.h>
 
 #include "runtime/opt/specialize.hpp"
@@ -69,6 +69,16 @@ TEST_CASE("the IR asks once per distinct line, inside the group loop, and not at
   std::size_t body = with.find("r.body:"), call = with.find("call void @llvm.prefetch");
   REQUIRE(body != std::string::npos);
   CHECK(call > body);
+}
+
+TEST_CASE("a target without software prefetch drops the hints and computes the same") {
+  tg::codegen::kernel_opts off{};
+  off.isa.prefetch = false;
+  CHECK(count(ir_of(matvec(2048, true), off), "llvm.prefetch") == 0);
+  CHECK(ir_of(matvec(2048, true), off) == ir_of(matvec(2048, false), off));  // the hint leaves nothing behind
+  std::vector<tg::codegen::kernel_opts> shapes = shapes_for(2, 4);
+  for (auto& o : shapes) o.isa.prefetch = false;
+  check(matvec(2048, true), {{tg::dtype::float32, 24}, {tg::dtype::int8, 768}, {tg::dtype::float32, 128}}, shapes);
 }
 
 TEST_CASE("specialize keeps the hint and print names its buffer") {
