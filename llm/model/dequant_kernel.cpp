@@ -216,7 +216,7 @@ std::int64_t int_form_group(tensor_type type) {
 // cycles per Q4_K super-block instead of 47). With `sub` a constant the scale unpacking
 // folds to a few scalar operations.
 int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
-                    kvalue sub, kvalue j, kvalue j_pair) {
+                    kvalue sub, kvalue j, kvalue j_pair, bool unsigned_q) {
   const std::int64_t half_row = row_bytes / 2;
   auto byte = [&](kvalue at) { return kb.load<std::uint8_t>(slot, at); };
   auto bits = [&](kvalue count) { return kb.cast(dtype::uint8, count); };
@@ -240,6 +240,17 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
       // instructions a block (matvec_types_bench: Q4_0 at the AVX2 level 16.5 -> 24 GB/s).
       auto packed = byte(base + (bytes - 16) + j_pair % 16 + (j - j_pair));
       auto nib = kb.where(j_pair < kb.index(16), packed & 15, packed >> bits(kb.index(4)));
+      auto d = f16(kb, slot, row * half_row + blk * (bytes / 2));
+      auto m = [&] { return -f16(kb, slot, row * half_row + blk * (bytes / 2) + 1); };
+      if (unsigned_q) {  // bytes throughout: the fifth bit tested on the 16-bit mask, set into the byte
+        if (five) {
+          auto mask = kb.load<std::uint16_t>(slot, row * half_row + blk * (bytes / 2) + (min ? 2 : 1) + j_pair / 16);
+          auto bit = kb.constant(dtype::uint16, 1) << kb.cast(dtype::uint16, j % 16);
+          auto set = kb.binary(ast::op::cmpne, mask & bit, kb.constant(dtype::uint16, 0));
+          nib = nib | kb.where(set, kb.constant(dtype::uint8, 16), kb.constant(dtype::uint8, 0));
+        }
+        return {kb.cast(dtype::int32, nib), d, min ? m() : d * double(five ? 16 : 8)};
+      }
       auto q = kb.cast(dtype::int16, nib);
       if (five) {
         // The mask as two 16-bit halves (even byte offsets in every row and block). Bit j % 16
@@ -251,8 +262,7 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
         auto set = kb.binary(ast::op::cmpne, mask & bit, kb.constant(dtype::uint16, 0));
         q = q | kb.where(set, kb.constant(dtype::int16, 16), kb.constant(dtype::int16, 0));
       }
-      auto d = f16(kb, slot, row * half_row + blk * (bytes / 2));
-      if (min) return {kb.cast(dtype::int32, q), d, -f16(kb, slot, row * half_row + blk * (bytes / 2) + 1)};
+      if (min) return {kb.cast(dtype::int32, q), d, m()};
       return {kb.cast(dtype::int32, q - kb.constant(dtype::int16, five ? 16 : 8)), d, {}};
     }
     case tensor_type::q4_k: case tensor_type::q5_k: {

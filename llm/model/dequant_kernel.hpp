@@ -49,7 +49,9 @@ struct int_weight {
 };
 bool has_int_form(gguf::tensor_type type);
 std::int64_t int_form_group(gguf::tensor_type type);
+// unsigned_q (Q4_0/1, Q5_0/1 only): q as the file's unsigned value, a zero-extended byte, with
+// Q4_0's and Q5_0's zero point moved into b (8 a, 16 a): the unsigned side of x86's vpdpbusd.
 int_weight int_form(kernel_builder& kb, int slot, gguf::tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
-                    kvalue sub, kvalue j, kvalue j_pair);
+                    kvalue sub, kvalue j, kvalue j_pair, bool unsigned_q = false);
 
 }  // namespace tg::model

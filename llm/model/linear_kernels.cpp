@@ -33,6 +33,7 @@ struct matmul_shape {
   bool quads = false;       // integer form: each lane takes 4 neighbouring values, not 2 (matmul_form::gpu)
   std::int64_t tokens = 0;  // > 0: the token range's bound, fixed (matmul_prefill_kernel's `tokens`)
   bool own_sums = false;    // integer form, K-quants: the activations' sums from the loaded xq (build_matmul_int8)
+  bool unsigned_q = false;  // quads on x86 (vpdpbusd): unsigned weight bytes, zero points as offsets (int_form)
 };
 
 // Software prefetch of the weight stream: each step of a matmul's group loop asks for the
@@ -143,7 +144,7 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
       auto e = kb.reduce_range(per_lane);
       auto j_pair = l * per_lane + kb.index(half * per_lane * lanes);
       auto j = j_pair + e;
-      iw = int_form(kb, 1, w.type, w.row_bytes, n, g, kb.index(sub), j, j_pair);
+      iw = int_form(kb, 1, w.type, w.row_bytes, n, g, kb.index(sub), j, j_pair, shape.unsigned_q);
       // Quads take the activations as bytes (matmul_form::gpu: stored as int8), so both sides
       // of the dot are four bytes.
       auto x_at = t * K + at * 32 + j;
@@ -218,6 +219,11 @@ bool reads_activation_sums(const ast::kernel& k) {
   return std::any_of(k.nodes.begin(), k.nodes.end(),
                      [](const ast::node& n) { return n.o == ast::op::load && n.arg == activation_sums_slot; });
 }
+bool reads_activation_bytes(const ast::kernel& k) {
+  return std::any_of(k.nodes.begin(), k.nodes.end(), [](const ast::node& n) {
+    return n.o == ast::op::load && n.arg == activation_values_slot && n.dt == dtype::int8;
+  });
+}
 bool uses_activation_sums(const weight& w) {
   using gguf::tensor_type;
   const tensor_type t = w.type;
@@ -234,8 +240,20 @@ matmul_form matmul_form_for(const device& dev) {
 // The int8 decode kernel's accumulator lanes for w on a device of `form` (matmul_kernel's
 // choices below; matmul_batch_kernel's rows must take the same).
 namespace {
+// Whether a CPU decode matmul of w takes quads of its unsigned weight bytes against the
+// activations' signed bytes (x86 vpdpbusd, AVX-512 VNNI): the 32-value types that decode from
+// their file bytes (Q5_0 and Q5_1; Q4_0 and Q4_1 where they have no nibble tiles). Their int16
+// pairs cost a lane-crossing widening of 32 bytes per block (vpmovsxbw, two 256-bit halves on
+// Zen 4): Q5_0 took 6.9 cycles a block there (llvm-mca), bound by the shuffle ports.
+bool cpu_decode_quads(const weight& w, matmul_form form) {
+  using gguf::tensor_type;
+  const tensor_type t = w.type;
+  return form == matmul_form::wide && cpu::host_cpu_target().vnni &&
+         (t == tensor_type::q4_0 || t == tensor_type::q4_1 || t == tensor_type::q5_0 || t == tensor_type::q5_1);
+}
 int decode_int_lanes(const weight& w, matmul_form form) {
-  const bool eight = form == matmul_form::gpu || (w.type == gguf::tensor_type::q4_k && form == matmul_form::narrow);
+  const bool eight = form == matmul_form::gpu || (w.type == gguf::tensor_type::q4_k && form == matmul_form::narrow) ||
+                     cpu_decode_quads(w, form);
   return eight ? 8 : 16;
 }
 }  // namespace
@@ -250,14 +268,17 @@ int decode_int_lanes(const weight& w, matmul_form form) {
 // - Q6_K, whose halves have scales of their own: 16.
 // - Q4_0/Q4_1/Q5_0/Q5_1: 16, taking a block's 16 nibble bytes once, widened to 32 words and
 //   shifted per lane (vpsrlvw), where 8 lanes over each half took them twice (Q5_0 29 ->
-//   38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29).
+//   38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29). With AVX-512 VNNI: 8 lanes of
+//   quads, unsigned bytes against the activations' int8 copy (cpu_decode_quads).
 // - Q8_0, and Q4_0/Q4_1 with VNNI tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
 // - A GPU (matmul_form::gpu): 8 lanes of quads for every type.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_form form) {
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows);
+  const bool cpu_quads = cpu_decode_quads(w, form);
   return pick_matmul(w, rows, first, epilogue,
                      {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = decode_int_lanes(w, form),
-                      .quads = form == matmul_form::gpu, .own_sums = form == matmul_form::gpu});
+                      .quads = form == matmul_form::gpu || cpu_quads, .own_sums = form == matmul_form::gpu,
+                      .unsigned_q = cpu_quads});
 }
 
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
@@ -302,9 +323,11 @@ ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue, mat
 // kernel's arithmetic (its width, lanes and scaling), so every row is bit-identical to it.
 ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launch_var rows, matmul_form form) {
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, prefill_token_lanes, rows);
+  const bool cpu_quads = cpu_decode_quads(w, form);
   return pick_matmul(w, rows, -1, epilogue,  // matmul_kernel's lanes: the rows must match it
                      {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = decode_int_lanes(w, form),
-                      .exact_rows = true, .quads = form == matmul_form::gpu, .own_sums = form == matmul_form::gpu});
+                      .exact_rows = true, .quads = form == matmul_form::gpu || cpu_quads,
+                      .own_sums = form == matmul_form::gpu, .unsigned_q = cpu_quads});
 }
 
 }  // namespace tg::model

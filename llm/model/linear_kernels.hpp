@@ -59,12 +59,18 @@ ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue = {}, 
 
 // Whether the matmuls of w take 8-bit activations (its type has dequant_kernel.hpp's
 // int_form), and whether they also take the activations' per-block sums (types with an
-// offset b: Q4_1, Q5_1, Q4_K, Q5_K).
+// offset b: Q4_1, Q5_1, Q4_K, Q5_K; a given kernel says for itself, reads_activation_sums:
+// the CPU's quad forms read them for Q8_0, Q4_0 and Q5_0 too, whose bytes carry a zero point).
 bool uses_int8_activations(const weight& w);
 bool uses_activation_sums(const weight& w);
 // Whether a matmul kernel of such a weight reads the sums (slot 6) this launch must provide.
 inline constexpr int activation_sums_slot = 6;
 bool reads_activation_sums(const ast::kernel& k);
+// Whether it reads the rounded activations (slot 2) as int8 bytes rather than int16: a GPU's
+// matmuls (whose rounding stores bytes), and on the CPU the VNNI tiles and the quad decode
+// form of Q4/Q5_0/1, which take the int8 copy of the int16 values (activation_byte_kernel).
+inline constexpr int activation_values_slot = 2;
+bool reads_activation_bytes(const ast::kernel& k);
 // The activation block the matmuls of w want: 256 for K-quants (one scale per super-block,
 // so a super-block's integer sums convert once), else 32.
 std::int64_t activation_block_for(const weight& w);

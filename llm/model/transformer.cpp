@@ -171,6 +171,7 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   // On GPUs a full chunk takes kernels fixed to its length (linear::chunk, chunk_attention).
   const bool fixed_chunks = form == matmul_form::gpu && chunk_size_ % prefill_token_lanes == 0;
   s.fuse_matmuls = form == matmul_form::gpu;
+  s.rounds_to_bytes = form == matmul_form::gpu;
   // A GPU's decode step runs attention in two kernels, the scores and the weighted sum, which
   // finds each row's max and sum of exponentials itself (softmax_from::scores): four dispatches
   // fewer a layer than the passes. Past short_attention_context its serial walks cost more than

@@ -31,8 +31,10 @@ struct launchable {
   ast::kernel kernel;
   mutable prepared_kernel prepared;
   bool reads_sums = false;  // a matmul's: reads_activation_sums, asked once rather than every step
+  bool reads_bytes = false;  // a matmul's: reads_activation_bytes
   launchable() = default;
-  launchable(ast::kernel k) : kernel(std::move(k)), reads_sums(reads_activation_sums(kernel)) {}  // implicit
+  launchable(ast::kernel k)  // implicit
+      : kernel(std::move(k)), reads_sums(reads_activation_sums(kernel)), reads_bytes(reads_activation_bytes(kernel)) {}
 };
 
 // A plan from tg::lower (layer_plans.hpp) and its kernels as launchables.
@@ -172,6 +174,9 @@ struct transformer::state {
   std::map<std::int64_t, launchable> norm_scale_round;
   std::vector<buffer> slots;  // scratch: a plan kernel's buffers
   bool fuse_matmuls = false;  // GPUs: a one-token step's matmuls of one input in one launch (matmuls_together)
+  // GPUs round the activations to int8 themselves; the CPU to int16, with an int8 copy (xb) for
+  // the kernels that read bytes (reads_bytes).
+  bool rounds_to_bytes = false;
   linear output;
   std::vector<layer_kernels> layers;
   launch_values vars{};

@@ -68,7 +68,8 @@ llvm::Value* x86_pair_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value
 // width, or null (no VNNI, another shape). x86_fold_quad_sums then moves the running sum
 // into the instruction's accumulator: LLVM does not fold an add into it.
 llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer) {
-  const int chunk = isa.vector_bits / 32;
+  // 8 sums (one 32-value group of quads) on a 512-bit target take the 256-bit form (AVX-512 VL).
+  const int chunk = isa.vector_bits == 512 && outer % 16 != 0 ? 8 : isa.vector_bits / 32;
   auto* mul = llvm::dyn_cast<llvm::BinaryOperator>(v);
   if (!isa.vnni || (chunk != 16 && chunk != 8) || outer % chunk != 0 || mul == nullptr ||
       mul->getOpcode() != llvm::Instruction::Mul)

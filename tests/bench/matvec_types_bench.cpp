@@ -73,13 +73,16 @@ double matvec_seconds(tg::device& dev, const tg::model::weight& w, int runs) {
     dev.launch(tg::model::activation_scale_kernel(K, tg::model::var_tokens, -1, block), std::vector<tg::buffer>{xs, xb}, vars);
     dev.launch(tg::model::activation_quant_kernel(K, tg::model::var_tokens, -1, block), std::vector<tg::buffer>{xq, xb, xs},
                vars);
-    if (tg::model::uses_activation_sums(w)) {
+    if (tg::model::reads_activation_sums(kernel)) {
       auto sum = tg::model::activation_sum_kernel(K, tg::model::var_tokens, block);
       std::vector<tg::buffer> s{xsum, xq, xs};
       s.resize(std::size_t(sum.slot_count), xs);
       dev.launch(sum, s, vars);
     }
-    slots = {out, w.data, xq, out, out, xs, xsum, w.tiles.data() ? w.tiles : out};
+    tg::buffer xb = dev.allocate(std::size_t(K));  // the int8 copy, for kernels that read bytes
+    if (tg::model::reads_activation_bytes(kernel))
+      dev.launch(tg::model::activation_byte_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{xb, xq}, vars);
+    slots = {out, w.data, tg::model::reads_activation_bytes(kernel) ? xb : xq, out, out, xs, xsum, w.tiles.data() ? w.tiles : out};
   } else {
     slots = {out, w.data, xb};
   }

@@ -26,12 +26,16 @@ tg::device& cpu() {
   return d;
 }
 
-std::filesystem::path write_synthetic(tg::synth::architecture arch, tg::synth::weight_format format) {
+// odd_rows: 320-wide rows (Qwen2.5-0.5B's 896 likewise), which no K-quant block divides: its
+// K-quant tensors fall back to Q5_0 / Q8_0, decoded as quads of bytes with AVX-512 VNNI.
+std::filesystem::path write_synthetic(tg::synth::architecture arch, tg::synth::weight_format format, bool odd_rows = false) {
   tg::synth::model_spec spec = tg::synth::default_spec(arch);
   spec.format = format;
   spec.seed = 11;
+  if (odd_rows) spec.dims.n_embd = 320, spec.dims.n_head = 5, spec.dims.n_head_kv = 1, spec.dims.n_ff = 640;
   auto path = std::filesystem::temp_directory_path() /
-              ("tg_decode_batch_" + std::to_string(::getpid()) + "_" + std::string(weight_format_name(format)) + ".gguf");
+              ("tg_decode_batch_" + std::to_string(::getpid()) + "_" + std::string(weight_format_name(format)) +
+               (odd_rows ? "_320" : "") + ".gguf");
   tg::synth::write_model(spec, tg::synth::byte_level_vocabulary(spec.arch), path);
   return path;
 }
@@ -58,8 +62,8 @@ std::vector<std::int32_t> prompt_for(int seq, std::int64_t vocab) {
   return p;
 }
 
-void check_batched_equals_alone(tg::synth::architecture arch, tg::synth::weight_format format) {
-  auto path = write_synthetic(arch, format);
+void check_batched_equals_alone(tg::synth::architecture arch, tg::synth::weight_format format, bool odd_rows = false) {
+  auto path = write_synthetic(arch, format, odd_rows);
   auto file = tg::gguf::file::open(path);
   constexpr int n = 4;  // a multiple of the token tile: the batch must still take one-token matmuls
   tg::model::transformer batched(cpu(), file, {.max_context = 48, .chunk_size = 8, .sequences = n});
@@ -148,6 +152,10 @@ TEST_CASE("a decode batch gives each sequence the logits it gets alone (qwen3, Q
 
 TEST_CASE("a decode batch gives each sequence the logits it gets alone (qwen2, Q4_K_M)") {
   check_batched_equals_alone(tg::synth::architecture::qwen2, tg::synth::weight_format::q4_k_m);
+}
+
+TEST_CASE("a decode batch gives each sequence the logits it gets alone (qwen2, Q4_K_M of 320-wide rows: Q5_0)") {
+  check_batched_equals_alone(tg::synth::architecture::qwen2, tg::synth::weight_format::q4_k_m, true);
 }
 
 TEST_CASE("decode_batch refuses sequences it has no cache for, repeats and bad positions") {

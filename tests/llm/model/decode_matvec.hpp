@@ -25,13 +25,13 @@ struct decode_matvec_setup {
 inline const model::launch_values decode_matvec_vars{1, 0, 1, 0};
 
 // T tokens' activations (K floats each, in xb) rounded to 8 bits on `dev` as the forward pass does
-// for w's matmuls (activation_kernels.hpp): values (int16, or int8 for a GPU's form: `bytes`),
-// scales, and where w takes them the per-32 sums.
+// for w's matmuls (activation_kernels.hpp): values (int16, or int8 where the kernel reads bytes:
+// `bytes`), scales, and where the kernel reads them the per-32 sums (`sums`).
 struct rounded_activations {
   tg::buffer xq, xs, xsum;
 };
 inline rounded_activations round_activations(tg::device& dev, const model::weight& w, const tg::buffer& xb, std::int64_t T,
-                                             bool bytes) {
+                                             bool bytes, bool sums) {
   const std::int64_t K = w.cols, block = model::activation_block_for(w);
   const model::launch_values vars{T, 0, 1, 0};
   rounded_activations r{dev.allocate(std::size_t(K * T) * (bytes ? 1 : 2)), dev.allocate(std::size_t(K / block * T) * 4),
@@ -39,7 +39,7 @@ inline rounded_activations round_activations(tg::device& dev, const model::weigh
   dev.launch(model::activation_scale_kernel(K, model::var_tokens, -1, block), std::vector<tg::buffer>{r.xs, xb}, vars);
   dev.launch(model::activation_quant_kernel(K, model::var_tokens, -1, block, bytes), std::vector<tg::buffer>{r.xq, xb, r.xs},
              vars);
-  if (model::uses_activation_sums(w)) {
+  if (sums) {
     std::vector<tg::buffer> sum_slots{r.xsum, r.xq};
     if (block == model::activation_block) sum_slots.push_back(r.xs);
     dev.launch(model::activation_sum_kernel(K, model::var_tokens, block, bytes), sum_slots, vars);
@@ -51,16 +51,17 @@ inline rounded_activations round_activations(tg::device& dev, const model::weigh
 inline decode_matvec_setup prepare_decode_matvec(tg::device& dev, const model::weight& w, const std::vector<float>& x,
                                                  std::optional<model::matmul_form> asked = std::nullopt) {
   const model::matmul_form form = asked ? *asked : model::matmul_form_for(dev);
-  const bool bytes = form == model::matmul_form::gpu;
+  tg::ast::kernel kernel = model::matmul_kernel(w, model::var_tokens, -1, {}, form);
   const std::int64_t K = w.cols, N = w.rows;
   tg::buffer xb = dev.allocate(std::size_t(K) * 4), out = dev.allocate(std::size_t(N) * 4), unused = dev.allocate(std::size_t(N) * 4);
   xb.copy_in(x.data(), x.size() * 4);
   std::vector<tg::buffer> slots{out, w.data, xb, unused, unused};
   if (model::uses_int8_activations(w)) {
-    const rounded_activations r = round_activations(dev, w, xb, 1, bytes);
+    const rounded_activations r =
+        round_activations(dev, w, xb, 1, model::reads_activation_bytes(kernel), model::reads_activation_sums(kernel));
     slots = {out, w.data, r.xq, unused, unused, r.xs, r.xsum};
   }
-  decode_matvec_setup setup{model::matmul_kernel(w, model::var_tokens, -1, {}, form), std::move(slots)};
+  decode_matvec_setup setup{std::move(kernel), std::move(slots)};
   setup.slots.resize(std::size_t(setup.kernel.slot_count), unused);
   return setup;
 }
@@ -89,8 +90,9 @@ inline chunk_matmul_setup prepare_chunk_matmul(tg::device& dev, const model::wei
                                                std::int64_t T) {
   tg::buffer xb = dev.allocate(x.size() * 4), out = dev.allocate(std::size_t(w.rows * T) * 4);
   xb.copy_in(x.data(), x.size() * 4);
-  const rounded_activations r = round_activations(dev, w, xb, T, true);
-  chunk_matmul_setup c{model::matmul_prefill_kernel(w, {}, model::matmul_form::gpu, T), {out, w.data, r.xq, out, out, r.xs, r.xsum}};
+  tg::ast::kernel kernel = model::matmul_prefill_kernel(w, {}, model::matmul_form::gpu, T);
+  const rounded_activations r = round_activations(dev, w, xb, T, true, model::reads_activation_sums(kernel));
+  chunk_matmul_setup c{std::move(kernel), {out, w.data, r.xq, out, out, r.xs, r.xsum}};
   c.slots.resize(std::size_t(c.kernel.slot_count));
   return c;
 }

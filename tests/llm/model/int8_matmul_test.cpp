@@ -233,13 +233,24 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
                                               [](const tg::ast::node& n) { return n.o == tg::ast::op::prefetch; });
         CHECK((prefetches > 0) == !prefill);
         if (prefill) CHECK(kernel.upcast[0] == (K > 4096 && traits.block_elems == 32 ? 2 : 1));  // rows per step
-        std::vector<tg::buffer> slots{out, w.data, xq, rb, bias_b, xs, xsum};
-        slots.resize(std::size_t(kernel.slot_count));
-        cpu().launch(kernel, slots, vars);
+        // A kernel that reads the activations as bytes (the VNNI quads) takes their int8 copy.
+        tg::buffer x8 = cpu().allocate(std::size_t(T * K));
+        cpu().launch(tg::model::activation_byte_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{x8, xq}, vars);
+        auto run = [&](const tg::ast::kernel& k) {
+          std::vector<tg::buffer> slots{out, w.data, tg::model::reads_activation_bytes(k) ? x8 : xq, rb, bias_b, xs, xsum};
+          slots.resize(std::size_t(k.slot_count));
+          cpu().launch(k, slots, vars);
+        };
+        run(kernel);
         const double worst = worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block);
         CHECK(worst <= 1e-5);
-        if (!prefill) {  // decode's shape for 512-bit vectors (Q4_K in 16 lanes), on whatever this CPU has
-          cpu().launch(tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e, tg::model::matmul_form::wide), slots, vars);
+        if (!prefill) {  // decode's shape for 512-bit vectors (Q4_K in 16 lanes; with VNNI, quads
+                         // for Q4/Q5_0/1), on whatever this CPU has
+          const auto wide = tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e, tg::model::matmul_form::wide);
+          const bool quad_type = type == tensor_type::q4_0 || type == tensor_type::q4_1 || type == tensor_type::q5_0 ||
+                                 type == tensor_type::q5_1;
+          CHECK(tg::model::reads_activation_bytes(wide) == (quad_type && tg::cpu::host_cpu_target().vnni));
+          run(wide);
           CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
         }
       }

@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "tests/llm/model/logits_compare.hpp"
@@ -36,13 +38,18 @@ bool rounds_activations(const model_spec& spec) {
 
 // Logits at every position of a prompt fed in chunks of `chunk`, against the reference; the
 // default prompt is 9 tokens, a longer one runs the attention kernels over a longer context.
-void check_synthetic(model_spec spec, const std::string& label, std::size_t prompt_tokens = 9, std::size_t chunk = 4) {
+void check_synthetic(model_spec spec, const std::string& label, std::size_t prompt_tokens = 9, std::size_t chunk = 4,
+                     std::optional<tg::gguf::tensor_type> must_hold = std::nullopt) {
   CAPTURE(label);
   spec.random_norms = true;
   spec.seed = 11;
   auto path = std::filesystem::temp_directory_path() / ("tg_model_test_" + std::to_string(::getpid()) + "_" + label + ".gguf");
   write_model(spec, byte_level_vocabulary(spec.arch), path);
   auto file = tg::gguf::file::open(path);
+  if (must_hold) {  // the file has the type the case is about (the writer's fallbacks chose it)
+    const auto t = file.tensors();
+    CHECK(std::any_of(t.begin(), t.end(), [&](const tg::gguf::tensor_info& i) { return i.type == *must_hold; }));
+  }
   tg::model::transformer m(cpu(), file, {.max_context = std::int64_t(std::max<std::size_t>(32, prompt_tokens)),
                                          .chunk_size = std::int64_t(chunk)});
   std::vector<std::int32_t> tokens = {3, 70, 101, 44, 250, 17, 9, 200, 65};
@@ -92,6 +99,19 @@ TEST_CASE("qwen2 with QKV biases and NEOX RoPE matches the reference") {
   check_synthetic(s, "qwen2_f32");
   s.format = weight_format::q8_0;
   check_synthetic(s, "qwen2_q8_0");
+}
+
+// Qwen2.5-0.5B's rows (896) are no multiple of 256: its K-quant tensors fall back to Q5_0 and
+// Q5_1 (llm/synth/type_mix.cpp, as llama.cpp's quantizer does). The 9-token prompt's last chunk of
+// one token runs decode's kernels, which with AVX-512 VNNI take these types as quads of bytes
+// (linear_kernels.cpp: cpu_decode_quads) and need the int8 copy of the rounded activations.
+TEST_CASE("qwen2 rows that no K-quant block divides fall back to Q5_0 and Q5_1 and match the reference") {
+  model_spec s = default_spec(architecture::qwen2);
+  s.dims.n_embd = 320, s.dims.n_head = 5, s.dims.n_head_kv = 1, s.dims.n_ff = 640;
+  s.format = weight_format::q4_k_m;
+  check_synthetic(s, "qwen2_320_q4_k_m", 9, 4, tg::gguf::tensor_type::q5_0);
+  s.format = weight_format::q5_k;
+  check_synthetic(s, "qwen2_320_q5_k", 9, 4, tg::gguf::tensor_type::q5_1);
 }
 
 TEST_CASE("qwen3 with q/k norms and a wide head dim matches the reference") {

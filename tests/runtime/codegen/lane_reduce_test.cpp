@@ -102,3 +102,32 @@ TEST_CASE("quads of unsigned by signed bytes in a vector of rows agree, and with
   if (host.vnni && host.vector_bits == 512) check(byte_quads(), slots, {vnni});
   else MESSAGE("this CPU has no AVX-512 VNNI: the vpdpbusd kernel was not run");
 }
+
+namespace {
+
+// The CPU's quad decode form (llm/model/linear_kernels.cpp): 8 lanes l of quads e over one
+// 32-value group, the lanes summed once after the group loop g.
+tg::ast::kernel group_quads() {
+  tg::kernel_builder kb;
+  auto n = kb.output_range(6);
+  auto g = kb.reduce_range(4);
+  auto l = kb.reduce_range(8);
+  auto e = kb.reduce_range(4);
+  auto w = kb.cast(tg::dtype::int32, kb.load<std::uint8_t>(1, n * 128 + g * 32 + l * 4 + e));
+  auto x = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, g * 32 + l * 4 + e));
+  kb.store(0, n, kb.sum_lanes(kb.sum(kb.sum_lanes(w * x, e), g), l));
+  return kb.finish();
+}
+
+}  // namespace
+
+TEST_CASE("8 lanes of byte quads on a 512-bit target are the 256-bit vpdpbusd (AVX-512 VL), and agree") {
+  const std::vector<tg::test::slot> slots = {{tg::dtype::int32, 6}, {tg::dtype::uint8, 768}, {tg::dtype::int8, 128}};
+  tg::codegen::kernel_opts vnni{};
+  vnni.isa = {512, true};
+  CHECK(tg::test::ir_of(group_quads(), vnni).find("@llvm.x86.avx512.vpdpbusd.256(") != std::string::npos);
+  check(group_quads(), slots, {tg::codegen::kernel_opts{}});
+  const tg::cpu::cpu_target& host = tg::cpu::host_cpu_target();
+  if (host.vnni && host.vector_bits == 512) check(group_quads(), slots, {vnni});
+  else MESSAGE("this CPU has no AVX-512 VNNI: the vpdpbusd kernel was not run");
+}
