@@ -249,7 +249,8 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
           auto set = kb.binary(ast::op::cmpne, mask & bit, kb.constant(dtype::uint16, 0));
           nib = nib | kb.where(set, kb.constant(dtype::uint8, 16), kb.constant(dtype::uint8, 0));
         }
-        return {kb.cast(dtype::int32, nib), d, min ? m() : d * double(five ? 16 : 8)};
+        if (min) return {kb.cast(dtype::int32, nib), d, m()};
+        return {kb.cast(dtype::int32, nib), d, {}, {}, {}, kb.constant(dtype::uint8, five ? 16 : 8)};
       }
       auto q = kb.cast(dtype::int16, nib);
       if (five) {
@@ -272,6 +273,11 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
       auto dmin = f16(kb, slot, row * half_row + blk * (bytes / 2) + 1);
       auto sub_const = kb.constant_index(sub);
       auto [sc, mn] = sub_const ? k_scale_min_words(kb, slot, row * (row_bytes / 4) + blk * (bytes / 4) + 1, *sub_const) : k_scale_min(kb, slot, base + 4, sub);
+      if (unsigned_q) {  // bytes throughout
+        auto q = (byte(base + qs_at + (sub / 2) * 32 + j) >> bits((sub % 2) * 4)) & 15;
+        if (type == tensor_type::q5_k) q = q | (((byte(base + 16 + j) >> bits(sub)) & 1) << 4);
+        return {kb.cast(dtype::int32, q), sc, mn, d, dmin};
+      }
       auto q = (wide(byte(base + qs_at + (sub / 2) * 32 + j)) >> wide((sub % 2) * 4)) & 15;
       if (type == tensor_type::q5_k) q = q | (((wide(byte(base + 16 + j)) >> wide(sub)) & 1) << 4);
       return {kb.cast(dtype::int32, q), sc, mn, d, dmin};
@@ -285,6 +291,7 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
       auto sc_at = base + 192 + sub * 2;
       auto i8 = [&](kvalue at) { return kb.cast(dtype::int32, kb.load<std::int8_t>(slot, at)); };
       auto sc = kb.where(j_pair < kb.index(16), i8(sc_at), i8(sc_at + 1));
+      if (unsigned_q) return {kb.cast(dtype::int32, low | (high << 4)), sc, {}, d, {}, kb.constant(dtype::uint8, 32)};
       // q - 32 fits an int8: subtracted on the bytes, before the widening (two fields and
       // an offset on 32 bytes at once beat widening first here: llvm-mca 55 against 61).
       return {kb.cast(dtype::int32, kb.cast(dtype::int8, low | (high << 4)) - 32), sc, {}, d, {}};

@@ -46,11 +46,14 @@ kvalue dequant_lanes(kernel_builder& kb, int slot, gguf::tensor_type type, std::
 struct int_weight {
   kvalue q, a, b;
   kvalue block_a, block_b;
+  // unsigned_q Q4_0, Q5_0 and Q6_K: the zero point (8, 16, 32: a uint8 constant), subtracted
+  // inside the integer dot, W = a * (q - zero) (Q6_K: block_a * a * (q - zero)).
+  kvalue zero;
 };
 bool has_int_form(gguf::tensor_type type);
 std::int64_t int_form_group(gguf::tensor_type type);
-// unsigned_q (Q4_0/1, Q5_0/1 only): q as the file's unsigned value, a zero-extended byte, with
-// Q4_0's and Q5_0's zero point moved into b (8 a, 16 a): the unsigned side of x86's vpdpbusd.
+// unsigned_q: q as the file's unsigned value, a zero-extended byte (the unsigned side of x86's
+// vpdpbusd), with the zero point of Q4_0, Q5_0 and Q6_K apart in `zero`.
 int_weight int_form(kernel_builder& kb, int slot, gguf::tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
                     kvalue sub, kvalue j, kvalue j_pair, bool unsigned_q = false);
 

@@ -155,7 +155,9 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
       // Not for quads: the scaled q no longer fits the byte of a 4-byte dot product.
       const bool scale_q = per_block > 1 && shape.token_lanes > 1 && !shape.exact_rows && !shape.quads;
       auto q = scale_q ? kb.cast(dtype::int32, kb.cast(dtype::int16, iw.q) * kb.cast(dtype::int16, iw.a)) : iw.q;
-      dots.push_back({kb.sum_lanes(q * xq, e), scale_q ? kvalue{} : iw.a});
+      auto dot = kb.sum_lanes(q * xq, e);
+      if (iw.zero.kb != nullptr) dot = dot - kb.sum_lanes(kb.cast(dtype::int32, iw.zero) * xq, e);  // Q6_K's 32, as quads
+      dots.push_back({dot, scale_q ? kvalue{} : iw.a});
       // Only where the sums are used: the builder keeps every node it made, and an unused
       // reduce would still count as one for the GPU heuristic.
       if (shape.own_sums && per_block > 1 && iw.b.kb != nullptr) {
@@ -241,15 +243,25 @@ matmul_form matmul_form_for(const device& dev) {
 // choices below; matmul_batch_kernel's rows must take the same).
 namespace {
 // Whether a CPU decode matmul of w takes quads of its unsigned weight bytes against the
-// activations' signed bytes (x86 vpdpbusd, AVX-512 VNNI): the 32-value types that decode from
-// their file bytes (Q5_0 and Q5_1; Q4_0 and Q4_1 where they have no nibble tiles). Their int16
-// pairs cost a lane-crossing widening of 32 bytes per block (vpmovsxbw, two 256-bit halves on
-// Zen 4): Q5_0 took 6.9 cycles a block there (llvm-mca), bound by the shuffle ports.
+// activations' signed bytes (x86 vpdpbusd, AVX-512 VNNI): the types that decode from their file
+// bytes (Q5_0, Q5_1, Q4_K, Q5_K, Q6_K; Q4_0 and Q4_1 where they have no nibble tiles). A zero
+// point (Q4_0's 8, Q5_0's 16, Q6_K's 32) is subtracted inside the integer dot: a second vpdpbusd
+// of the constant against the activations, where a float offset per block (b times the
+// activations' sum) cost Q5_0 more scalar work (23.2 -> 26.4 GB/s without) and a sum launch.
+// Measured on Zen 4 (EPYC Genoa, 2 threads, matvec_types_bench, GB/s, int16 pairs -> quads):
+// - the 32-value types' pairs cost a lane-crossing widening of 32 bytes per block (vpmovsxbw,
+//   two 256-bit halves on Zen 4): Q5_0 took 6.9 cycles a block (llvm-mca), bound by the shuffle
+//   ports; 5.8 as quads. Q5_1 18.6 -> 25.2, Q5_0 22.0 -> 26.4.
+// - the K-quants read half the activation bytes, which matters where a row is wide: with
+//   8192 values the int16 activations (16 KiB) no longer stay in L1 beside the weight stream.
+//   Q4_K 29-31 -> 37-39 at K = 4096, 24.5 -> 30-34 at 8192; Q5_K 28.6 -> 41-42, 22.5 -> 33.5-34;
+//   Q6_K 34.4 -> 40-41, 26-27 -> 32-33.
 bool cpu_decode_quads(const weight& w, matmul_form form) {
   using gguf::tensor_type;
   const tensor_type t = w.type;
   return form == matmul_form::wide && cpu::host_cpu_target().vnni &&
-         (t == tensor_type::q4_0 || t == tensor_type::q4_1 || t == tensor_type::q5_0 || t == tensor_type::q5_1);
+         (t == tensor_type::q4_0 || t == tensor_type::q4_1 || t == tensor_type::q5_0 || t == tensor_type::q5_1 ||
+          t == tensor_type::q4_k || t == tensor_type::q5_k || t == tensor_type::q6_k);
 }
 int decode_int_lanes(const weight& w, matmul_form form) {
   const bool eight = form == matmul_form::gpu || (w.type == gguf::tensor_type::q4_k && form == matmul_form::narrow) ||
@@ -268,8 +280,9 @@ int decode_int_lanes(const weight& w, matmul_form form) {
 // - Q6_K, whose halves have scales of their own: 16.
 // - Q4_0/Q4_1/Q5_0/Q5_1: 16, taking a block's 16 nibble bytes once, widened to 32 words and
 //   shifted per lane (vpsrlvw), where 8 lanes over each half took them twice (Q5_0 29 ->
-//   38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29). With AVX-512 VNNI: 8 lanes of
-//   quads, unsigned bytes against the activations' int8 copy (cpu_decode_quads).
+//   38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29).
+// - With AVX-512 VNNI, all of these: 8 lanes of quads, unsigned bytes against the
+//   activations' int8 copy (cpu_decode_quads).
 // - Q8_0, and Q4_0/Q4_1 with VNNI tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
 // - A GPU (matmul_form::gpu): 8 lanes of quads for every type.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_form form) {

@@ -60,7 +60,7 @@ ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue = {}, 
 // Whether the matmuls of w take 8-bit activations (its type has dequant_kernel.hpp's
 // int_form), and whether they also take the activations' per-block sums (types with an
 // offset b: Q4_1, Q5_1, Q4_K, Q5_K; a given kernel says for itself, reads_activation_sums:
-// the CPU's quad forms read them for Q8_0, Q4_0 and Q5_0 too, whose bytes carry a zero point).
+// the VNNI tiles read them for Q8_0, Q4_0 and Q5_0 too, whose bytes carry a zero point).
 bool uses_int8_activations(const weight& w);
 bool uses_activation_sums(const weight& w);
 // Whether a matmul kernel of such a weight reads the sums (slot 6) this launch must provide.

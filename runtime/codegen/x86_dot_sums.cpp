@@ -27,6 +27,22 @@ llvm::Value* concat(llvm::IRBuilder<>& b, std::vector<llvm::Value*> parts) {
   return parts[0];
 }
 
+// A constant vector whose every element fits an unsigned (zext) or signed byte, as <n x i8>;
+// else null. A zero point multiplied into the activations (linear_kernels.cpp: Q6_K's 32).
+llvm::Value* constant_bytes(llvm::IRBuilder<>& b, llvm::Constant* c, bool zext) {
+  auto* type = llvm::dyn_cast<llvm::FixedVectorType>(c->getType());
+  if (type == nullptr) return nullptr;
+  std::vector<llvm::Constant*> elements;
+  for (unsigned i = 0; i < type->getNumElements(); ++i) {
+    auto* e = llvm::dyn_cast_or_null<llvm::ConstantInt>(c->getAggregateElement(i));
+    if (e == nullptr) return nullptr;
+    const std::int64_t v = e->getSExtValue();
+    if (zext ? (v < 0 || v > 255) : (v < -128 || v > 127)) return nullptr;
+    elements.push_back(llvm::ConstantInt::get(b.getInt8Ty(), std::uint64_t(v) & 0xff));
+  }
+  return llvm::ConstantVector::get(elements);
+}
+
 }  // namespace
 
 // Pair sums of a product of two values of at most 16 bits, named as x86's pmaddwd (Intel
@@ -63,9 +79,9 @@ llvm::Value* x86_pair_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value
   return concat(b, parts);
 }
 
-// Quad sums of a product of an unsigned and a signed byte, named as x86's vpdpbusd (Intel
-// SDM: VPDPBUSD; AVX-512 VNNI) with a zero accumulator, in chunks of the target's vector
-// width, or null (no VNNI, another shape). x86_fold_quad_sums then moves the running sum
+// Quad sums of a product of an unsigned and a signed byte (either side may be a constant that
+// fits its byte), named as x86's vpdpbusd (Intel SDM: VPDPBUSD; AVX-512 VNNI) with a zero
+// accumulator, in chunks of the target's vector width, or null (no VNNI, another shape). x86_fold_quad_sums then moves the running sum
 // into the instruction's accumulator: LLVM does not fold an add into it.
 llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer) {
   // 8 sums (one 32-value group of quads) on a 512-bit target take the 256-bit form (AVX-512 VL).
@@ -75,6 +91,7 @@ llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value
       mul->getOpcode() != llvm::Instruction::Mul)
     return nullptr;
   auto bytes = [&](llvm::Value* side, bool zext) -> llvm::Value* {  // the side as <4 outer x i8>, if it is one
+    if (auto* c = llvm::dyn_cast<llvm::Constant>(side)) return constant_bytes(b, c, zext);  // a zero point
     auto* ext = llvm::dyn_cast<llvm::CastInst>(side);
     if (ext == nullptr || (zext ? !llvm::isa<llvm::ZExtInst>(ext) : !llvm::isa<llvm::SExtInst>(ext))) return nullptr;
     llvm::Value* src = ext->getOperand(0);

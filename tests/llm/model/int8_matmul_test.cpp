@@ -245,10 +245,11 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
         const double worst = worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block);
         CHECK(worst <= 1e-5);
         if (!prefill) {  // decode's shape for 512-bit vectors (Q4_K in 16 lanes; with VNNI, quads
-                         // for Q4/Q5_0/1), on whatever this CPU has
+                         // for every type but Q8_0), on whatever this CPU has
           const auto wide = tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e, tg::model::matmul_form::wide);
           const bool quad_type = type == tensor_type::q4_0 || type == tensor_type::q4_1 || type == tensor_type::q5_0 ||
-                                 type == tensor_type::q5_1;
+                                 type == tensor_type::q5_1 || type == tensor_type::q4_k || type == tensor_type::q5_k ||
+                                 type == tensor_type::q6_k;
           CHECK(tg::model::reads_activation_bytes(wide) == (quad_type && tg::cpu::host_cpu_target().vnni));
           run(wide);
           CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);

@@ -107,7 +107,9 @@ namespace {
 
 // The CPU's quad decode form (llm/model/linear_kernels.cpp): 8 lanes l of quads e over one
 // 32-value group, the lanes summed once after the group loop g.
-tg::ast::kernel group_quads() {
+// With `zero`, a zero point subtracted inside the dot as Q6_K's quads do: a second quad sum
+// whose unsigned side is the constant.
+tg::ast::kernel group_quads(bool zero = false) {
   tg::kernel_builder kb;
   auto n = kb.output_range(6);
   auto g = kb.reduce_range(4);
@@ -115,8 +117,16 @@ tg::ast::kernel group_quads() {
   auto e = kb.reduce_range(4);
   auto w = kb.cast(tg::dtype::int32, kb.load<std::uint8_t>(1, n * 128 + g * 32 + l * 4 + e));
   auto x = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, g * 32 + l * 4 + e));
-  kb.store(0, n, kb.sum_lanes(kb.sum(kb.sum_lanes(w * x, e), g), l));
+  auto dot = kb.sum_lanes(w * x, e);
+  if (zero) dot = dot - kb.sum_lanes(kb.cast(tg::dtype::int32, kb.constant(tg::dtype::uint8, 32)) * x, e);
+  kb.store(0, n, kb.sum_lanes(kb.sum(dot, g), l));
   return kb.finish();
+}
+
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 }  // namespace
@@ -129,5 +139,18 @@ TEST_CASE("8 lanes of byte quads on a 512-bit target are the 256-bit vpdpbusd (A
   check(group_quads(), slots, {tg::codegen::kernel_opts{}});
   const tg::cpu::cpu_target& host = tg::cpu::host_cpu_target();
   if (host.vnni && host.vector_bits == 512) check(group_quads(), slots, {vnni});
+  else MESSAGE("this CPU has no AVX-512 VNNI: the vpdpbusd kernel was not run");
+}
+
+TEST_CASE("a constant zero point times signed byte quads is a vpdpbusd of the constant bytes, and agrees") {
+  const std::vector<tg::test::slot> slots = {{tg::dtype::int32, 6}, {tg::dtype::uint8, 768}, {tg::dtype::int8, 128}};
+  tg::codegen::kernel_opts vnni{};
+  vnni.isa = {512, true};
+  const std::string ir = tg::test::ir_of(group_quads(true), vnni);
+  CHECK(count_of(ir, "call <8 x i32> @llvm.x86.avx512.vpdpbusd.256(") == 2);
+  CHECK(ir.find("<i8 32, i8 32,") != std::string::npos);  // the constant as bytes
+  check(group_quads(true), slots, {tg::codegen::kernel_opts{}});
+  const tg::cpu::cpu_target& host = tg::cpu::host_cpu_target();
+  if (host.vnni && host.vector_bits == 512) check(group_quads(true), slots, {vnni});
   else MESSAGE("this CPU has no AVX-512 VNNI: the vpdpbusd kernel was not run");
 }
