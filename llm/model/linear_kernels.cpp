@@ -33,7 +33,7 @@ struct matmul_shape {
   bool quads = false;       // integer form: each lane takes 4 neighbouring values, not 2 (matmul_form::gpu)
   std::int64_t tokens = 0;  // > 0: the token range's bound, fixed (matmul_prefill_kernel's `tokens`)
   bool own_sums = false;    // integer form, K-quants: the activations' sums from the loaded xq (build_matmul_int8)
-  bool unsigned_q = false;  // quads on x86 (vpdpbusd): unsigned weight bytes, zero points as offsets (int_form)
+  bool unsigned_q = false;  // quads on x86 (vpdpbusd): unsigned weight bytes, zero points in the dot (int_form)
 };
 
 // Software prefetch of the weight stream: each step of a matmul's group loop asks for the
@@ -156,7 +156,7 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
       const bool scale_q = per_block > 1 && shape.token_lanes > 1 && !shape.exact_rows && !shape.quads;
       auto q = scale_q ? kb.cast(dtype::int32, kb.cast(dtype::int16, iw.q) * kb.cast(dtype::int16, iw.a)) : iw.q;
       auto dot = kb.sum_lanes(q * xq, e);
-      if (iw.zero.kb != nullptr) dot = dot - kb.sum_lanes(kb.cast(dtype::int32, iw.zero) * xq, e);  // Q6_K's 32, as quads
+      if (iw.zero.kb != nullptr) dot = dot - kb.sum_lanes(kb.cast(dtype::int32, iw.zero) * xq, e);  // the zero point's own vpdpbusd
       dots.push_back({dot, scale_q ? kvalue{} : iw.a});
       // Only where the sums are used: the builder keeps every node it made, and an unused
       // reduce would still count as one for the GPU heuristic.

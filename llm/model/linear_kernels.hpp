@@ -67,8 +67,9 @@ bool uses_activation_sums(const weight& w);
 inline constexpr int activation_sums_slot = 6;
 bool reads_activation_sums(const ast::kernel& k);
 // Whether it reads the rounded activations (slot 2) as int8 bytes rather than int16: a GPU's
-// matmuls (whose rounding stores bytes), and on the CPU the VNNI tiles and the quad decode
-// form of Q4/Q5_0/1, which take the int8 copy of the int16 values (activation_byte_kernel).
+// matmuls (whose rounding stores bytes), and on the CPU the VNNI tiles and decode's quads
+// (linear_kernels.cpp: cpu_decode_quads), which take the int8 copy of the int16 values
+// (activation_byte_kernel).
 inline constexpr int activation_values_slot = 2;
 bool reads_activation_bytes(const ast::kernel& k);
 // The activation block the matmuls of w want: 256 for K-quants (one scale per super-block,

@@ -28,7 +28,7 @@ llvm::Value* concat(llvm::IRBuilder<>& b, std::vector<llvm::Value*> parts) {
 }
 
 // A constant vector whose every element fits an unsigned (zext) or signed byte, as <n x i8>;
-// else null. A zero point multiplied into the activations (linear_kernels.cpp: Q6_K's 32).
+// else null: a zero point multiplied into the activations (llm/model/linear_kernels.cpp).
 llvm::Value* constant_bytes(llvm::IRBuilder<>& b, llvm::Constant* c, bool zext) {
   auto* type = llvm::dyn_cast<llvm::FixedVectorType>(c->getType());
   if (type == nullptr) return nullptr;
@@ -81,8 +81,9 @@ llvm::Value* x86_pair_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value
 
 // Quad sums of a product of an unsigned and a signed byte (either side may be a constant that
 // fits its byte), named as x86's vpdpbusd (Intel SDM: VPDPBUSD; AVX-512 VNNI) with a zero
-// accumulator, in chunks of the target's vector width, or null (no VNNI, another shape). x86_fold_quad_sums then moves the running sum
-// into the instruction's accumulator: LLVM does not fold an add into it.
+// accumulator, in chunks of the target's vector width, or null (no VNNI, another shape).
+// x86_fold_quad_sums then moves the running sum into the instruction's accumulator: LLVM does
+// not fold an add into it.
 llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer) {
   // 8 sums (one 32-value group of quads) on a 512-bit target take the 256-bit form (AVX-512 VL).
   const int chunk = isa.vector_bits == 512 && outer % 16 != 0 ? 8 : isa.vector_bits / 32;

@@ -14,8 +14,9 @@ namespace tg::codegen {
 // v: a multiply of two sign- or zero-extended values of at most 16 bits, <2 outer x i32>;
 // the sums of its neighbouring pairs, <outer x i32>, as pmaddwd in the target's vector width.
 llvm::Value* x86_pair_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer);
-// v: a multiply of a zero-extended and a sign-extended byte, <4 outer x i32>; the sums of its
-// neighbouring quads, <outer x i32>, as vpdpbusd with a zero accumulator.
+// v: a multiply of a zero-extended and a sign-extended byte (either may be a constant that fits
+// its byte), <4 outer x i32>; the sums of its neighbouring quads, <outer x i32>, as vpdpbusd
+// with a zero accumulator (the 256-bit form for 8 sums on a 512-bit target).
 llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer);
 // acc + v where v is x86_quad_sums' result: the same vpdpbusd calls accumulating onto acc's
 // pieces; null when v is not such a result.
