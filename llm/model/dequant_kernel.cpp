@@ -242,27 +242,22 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
       auto nib = kb.where(j_pair < kb.index(16), packed & 15, packed >> bits(kb.index(4)));
       auto d = f16(kb, slot, row * half_row + blk * (bytes / 2));
       auto m = [&] { return -f16(kb, slot, row * half_row + blk * (bytes / 2) + 1); };
-      if (unsigned_q) {  // bytes throughout: the fifth bit tested on the 16-bit mask, set into the byte
-        if (five) {
-          auto mask = kb.load<std::uint16_t>(slot, row * half_row + blk * (bytes / 2) + (min ? 2 : 1) + j_pair / 16);
-          auto bit = kb.constant(dtype::uint16, 1) << kb.cast(dtype::uint16, j % 16);
-          auto set = kb.binary(ast::op::cmpne, mask & bit, kb.constant(dtype::uint16, 0));
-          nib = nib | kb.where(set, kb.constant(dtype::uint8, 16), kb.constant(dtype::uint8, 0));
-        }
+      // Q5: whether value j's fifth bit is set. The mask as two 16-bit halves (even byte offsets
+      // in every row and block); bit j % 16 is tested against a constant per lane, (mask & 1 <<
+      // j % 16) != 0, all in 16-bit lanes: AVX2 has no per-lane 16-bit shift, and shifting the
+      // mask in 32-bit lanes then packing back took 16 cycles per block (llvm-mca, znver3).
+      auto fifth_set = [&] {
+        auto mask = kb.load<std::uint16_t>(slot, row * half_row + blk * (bytes / 2) + (min ? 2 : 1) + j_pair / 16);
+        auto bit = kb.constant(dtype::uint16, 1) << kb.cast(dtype::uint16, j % 16);
+        return kb.binary(ast::op::cmpne, mask & bit, kb.constant(dtype::uint16, 0));
+      };
+      if (unsigned_q) {  // bytes throughout, the fifth bit set into the byte
+        if (five) nib = nib | kb.where(fifth_set(), kb.constant(dtype::uint8, 16), kb.constant(dtype::uint8, 0));
         if (min) return {kb.cast(dtype::int32, nib), d, m()};
         return {kb.cast(dtype::int32, nib), d, {}, {}, {}, kb.constant(dtype::uint8, five ? 16 : 8)};
       }
       auto q = kb.cast(dtype::int16, nib);
-      if (five) {
-        // The mask as two 16-bit halves (even byte offsets in every row and block). Bit j % 16
-        // is tested against a constant per lane, (mask & 1 << j % 16) != 0, all in 16-bit
-        // lanes: AVX2 has no per-lane 16-bit shift, and shifting the mask in 32-bit lanes
-        // then packing back took 16 cycles per block (llvm-mca, znver3).
-        auto mask = kb.load<std::uint16_t>(slot, row * half_row + blk * (bytes / 2) + (min ? 2 : 1) + j_pair / 16);
-        auto bit = kb.constant(dtype::uint16, 1) << kb.cast(dtype::uint16, j % 16);
-        auto set = kb.binary(ast::op::cmpne, mask & bit, kb.constant(dtype::uint16, 0));
-        q = q | kb.where(set, kb.constant(dtype::int16, 16), kb.constant(dtype::int16, 0));
-      }
+      if (five) q = q | kb.where(fifth_set(), kb.constant(dtype::int16, 16), kb.constant(dtype::int16, 0));
       if (min) return {kb.cast(dtype::int32, q), d, m()};
       return {kb.cast(dtype::int32, q - kb.constant(dtype::int16, five ? 16 : 8)), d, {}};
     }
