@@ -40,7 +40,7 @@ void transformer::run_layer(std::size_t index) {
       const bool tiles = reads_tiles(pick(*l));
       n.wanted = true;
       n.sums = n.sums || (tiles ? tiles_take_sums(*l->w) : pick(*l).reads_sums);
-      n.bytes = n.bytes || (!s.rounds_to_bytes && pick(*l).reads_bytes);
+      n.bytes = n.bytes || s.takes_byte_copy(pick(*l));
     }
     return n;
   };
@@ -54,7 +54,7 @@ void transformer::run_layer(std::size_t index) {
     const buffer& res = residual.data() ? residual : out;
     if (uses_int8_activations(*l.w)) {
       const rounded_input& r = s.rounded.at(activation_block_for(*l.w));
-      const bool bytes = !s.rounds_to_bytes && kernel.reads_bytes;
+      const bool bytes = s.takes_byte_copy(kernel);
       add({out, l.w->data, bytes ? r.xb : r.xq, res, bias ? bias->data : out, r.xs, r.xsum,
            l.w->tiles.data() ? l.w->tiles : out},
           std::size_t(kernel.kernel.slot_count));
@@ -251,7 +251,7 @@ void transformer::run_head() {
     const std::int64_t rows = s.vars[var_head_rows];
     const bool lanes = decodes_from_tiles(*s.output.w) && rows % prefill_token_lanes == 0;
     const launchable& kernel = lanes ? s.output.batch : s.output.kernel;
-    const bool tiles = reads_tiles(kernel), bytes = !s.rounds_to_bytes && kernel.reads_bytes;
+    const bool tiles = reads_tiles(kernel), bytes = s.takes_byte_copy(kernel);
     s.round_input(dev_, s.head_quant.at(block), r, s.hn, block,
                   {true, tiles ? tiles_take_sums(*s.output.w) : kernel.reads_sums, bytes});
     const buffer all[] = {s.logits, s.output.w->data, bytes ? r.xb : r.xq, s.logits, s.logits, r.xs, r.xsum,

@@ -177,6 +177,8 @@ struct transformer::state {
   // GPUs round the activations to int8 themselves; the CPU to int16, with an int8 copy (xb) for
   // the kernels that read bytes (reads_bytes).
   bool rounds_to_bytes = false;
+  // Whether matmul kernel k takes the int8 copy (xb) of a rounded input rather than xq itself.
+  bool takes_byte_copy(const launchable& k) const { return !rounds_to_bytes && k.reads_bytes; }
   linear output;
   std::vector<layer_kernels> layers;
   launch_values vars{};
