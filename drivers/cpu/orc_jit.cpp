@@ -1,6 +1,7 @@
 // orc_jit.cpp: LLJIT set-up, the O3 pipeline, and lookups.
 #include "drivers/cpu/orc_jit.hpp"
 #include "runtime/codegen/o3_pipeline.hpp"
+#include "runtime/codegen/x86_bit_masks.hpp"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -27,7 +28,7 @@ T take(llvm::Expected<T> value, const char* what) {
 
 }  // namespace
 
-orc_jit::orc_jit(const cpu_target& target) {
+orc_jit::orc_jit(const cpu_target& target) : mask_registers_(target.vector_bits >= 512) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   // The host, with the target's features (a level below the host's drops the rest).
@@ -62,6 +63,7 @@ void* orc_jit::compile(std::unique_ptr<llvm::LLVMContext> context, std::unique_p
     f.addFnAttr("target-features", target_->getTargetFeatureString());
   }
   codegen::run_o3_pipeline(*module, *target_);  // loop and SLP vectorizers, unrolling, LICM
+  if (mask_registers_) codegen::rewrite_bit_test_masks(*module);  // kmov for lane-bit tests (Q5 fifth bits)
   if (print_ir) {
     std::string text;
     llvm::raw_string_ostream out(text);

@@ -30,6 +30,7 @@ class orc_jit {
  private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::unique_ptr<llvm::TargetMachine> target_;
+  bool mask_registers_ = false;  // AVX-512 BW: lane tests of one word's bits become kmov (x86_bit_masks.hpp)
   std::mutex lock_;
 };
 

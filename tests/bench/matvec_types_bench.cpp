@@ -6,8 +6,12 @@
 //
 //   matvec_types_bench            # TG_THREADS (default: all hardware threads) threads
 //   matvec_types_bench Q4_0 Q5_K  # only these types
+//   MATVEC_K=2048 MATVEC_MB=9 matvec_types_bench   # a model's shape (the 1B's gate projection)
+//   MATVEC_HOT=1 MATVEC_MB=0.5 TG_THREADS=1 ...    # one copy, re-read from L2: the kernel's compute
+//                                                  # speed, where the memory's swings do not reach
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -27,15 +31,19 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 using tg::gguf::tensor_type;
 
-constexpr std::int64_t K = 4096;
-constexpr std::size_t target_bytes = std::size_t(256) << 20;
+// Row length and weight size (MATVEC_K, MATVEC_MB).
+std::int64_t K = 4096;
+std::size_t target_bytes = std::size_t(256) << 20;
 
-// A weight of about target_bytes with values from N(0, 0.02), quantized as the synthetic
-// models are (llm/synth/quantize.hpp), rows a multiple of 32 so every type has its tiles.
-tg::model::weight make_weight(tg::device& dev, tensor_type type) {
+// Copies of one weight of about target_bytes with values from N(0, 0.02), quantized as the
+// synthetic models are (llm/synth/quantize.hpp), rows a multiple of 32 so every type has its
+// tiles. A small weight comes in as many copies as fill 256 MB, launched in turn, so each
+// launch reads from memory as a model's does, never from the last launch's cache (unless
+// MATVEC_HOT asks for one copy).
+std::vector<tg::model::weight> make_weights(tg::device& dev, tensor_type type) {
   const auto& traits = tg::gguf::traits_of(type);
   const std::int64_t row_bytes = K / traits.block_elems * traits.block_bytes;
-  const std::int64_t rows = std::int64_t(target_bytes) / row_bytes / 32 * 32;
+  const std::int64_t rows = std::max<std::int64_t>(32, std::int64_t(target_bytes) / row_bytes / 32 * 32);
   std::vector<std::byte> bytes(std::size_t(rows * row_bytes));
   std::mt19937 rng(7);
   std::normal_distribution<float> value(0.0f, 0.02f);
@@ -45,17 +53,24 @@ tg::model::weight make_weight(tg::device& dev, tensor_type type) {
     else std::rotate(row.begin(), row.begin() + 1, row.end());  // cheap variety past the first rows
     tg::synth::quantize_row(type, row.data(), bytes.data() + r * row_bytes, std::size_t(K));
   }
-  tg::buffer data = dev.allocate(bytes.size());
-  data.copy_in(bytes.data(), bytes.size());
-  tg::model::weight w{std::string(tg::gguf::tensor_type_name(type)), type, rows, K, row_bytes, data};
+  const std::size_t copies = std::getenv("MATVEC_HOT") ? 1 : std::max<std::size_t>(1, (std::size_t(256) << 20) / bytes.size());
   const std::int64_t tile_rows = tg::model::tile_rows_for(dev);
   const bool quads = tg::model::tile_quads_for(dev);
-  if (tile_rows > 0 && tg::model::tiles_fit_file_bytes(w, tile_rows, quads)) tg::model::add_tiles(dev, w, tile_rows, quads);
-  return w;
+  std::vector<tg::model::weight> ws;
+  for (std::size_t c = 0; c < copies; ++c) {
+    tg::buffer data = dev.allocate(bytes.size());
+    data.copy_in(bytes.data(), bytes.size());
+    tg::model::weight w{std::string(tg::gguf::tensor_type_name(type)), type, rows, K, row_bytes, data};
+    if (tile_rows > 0 && tg::model::tiles_fit_file_bytes(w, tile_rows, quads)) tg::model::add_tiles(dev, w, tile_rows, quads);
+    ws.push_back(std::move(w));
+  }
+  return ws;
 }
 
-// Median seconds of one decode matvec over `runs` launches, after one to compile and warm.
-double matvec_seconds(tg::device& dev, const tg::model::weight& w, int runs) {
+// Median seconds of one decode matvec over `runs` launches, after one to compile and warm,
+// each launch on the next of ws.
+double matvec_seconds(tg::device& dev, const std::vector<tg::model::weight>& ws, int runs) {
+  const tg::model::weight& w = ws.front();
   const tg::model::launch_values vars{1, 0, 1, 0};
   std::vector<float> x(static_cast<std::size_t>(K));
   std::mt19937 rng(3);
@@ -87,11 +102,17 @@ double matvec_seconds(tg::device& dev, const tg::model::weight& w, int runs) {
     slots = {out, w.data, xb};
   }
   slots.resize(std::size_t(kernel.slot_count));
+  // Points the weight's slots at copy i.
+  auto use_copy = [&](std::size_t i) {
+    slots[1] = ws[i % ws.size()].data;
+    if (slots.size() > 7 && ws[i % ws.size()].tiles.data()) slots[7] = ws[i % ws.size()].tiles;
+  };
   auto prepared = dev.prepare(kernel);
   prepared.launch(slots, vars);
   dev.synchronize();
   std::vector<double> seconds;
   for (int r = 0; r < runs; ++r) {
+    use_copy(std::size_t(r) + 1);
     const auto t0 = clock_type::now();
     prepared.launch(slots, vars);
     dev.synchronize();
@@ -105,9 +126,12 @@ double matvec_seconds(tg::device& dev, const tg::model::weight& w, int runs) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> only(argv + 1, argv + argc);
+  if (const char* k = std::getenv("MATVEC_K")) K = std::max<std::int64_t>(256, std::atoll(k) / 256 * 256);
+  if (const char* mb = std::getenv("MATVEC_MB")) target_bytes = std::max<std::size_t>(1 << 16, std::size_t(std::atof(mb) * (1 << 20)));
   const unsigned threads = unsigned(tg::threads::default_thread_count());
   tg::device dev("CPU");
-  std::printf("matvec of 4096-wide weights of about %zu MB, %u threads, one token\n", target_bytes >> 20, threads);
+  std::printf("matvec of %lld-wide weights of about %zu MB, %u threads, one token\n", static_cast<long long>(K),
+              target_bytes >> 20, threads);
   // The read bandwidth right before each type's matvec (a VM's swings by half within minutes).
   struct row {
     tensor_type type;
@@ -119,10 +143,10 @@ int main(int argc, char** argv) {
                            tensor_type::q6_k, tensor_type::f16, tensor_type::bf16}) {
     const std::string name(tg::gguf::tensor_type_name(type));
     if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
-    const tg::model::weight w = make_weight(dev, type);
+    const std::vector<tg::model::weight> ws = make_weights(dev, type);
     const double bandwidth = tg::bench::measure_read_bandwidth({.threads = threads, .bytes = std::size_t(512) << 20, .runs = 4});
-    const double s = matvec_seconds(dev, w, 15);
-    rows.push_back({type, double(w.rows * w.row_bytes) / s / 1e9, bandwidth});
+    const double s = matvec_seconds(dev, ws, std::max(15, int(2 * ws.size())));
+    rows.push_back({type, double(ws.front().rows * ws.front().row_bytes) / s / 1e9, bandwidth});
     std::fflush(stdout);
   }
   std::printf("%-6s %10s %16s %8s\n", "type", "GB/s", "read GB/s before", "share");
