@@ -256,6 +256,10 @@ namespace {
 //   8192 values the int16 activations (16 KiB) no longer stay in L1 beside the weight stream.
 //   Q4_K 29-31 -> 37-39 at K = 4096, 24.5 -> 30-34 at 8192; Q5_K 28.6 -> 41-42, 22.5 -> 33.5-34;
 //   Q6_K 34.4 -> 40-41, 26-27 -> 32-33.
+// - Q5's fifth-bit test, one 32-bit word, reaches the lanes as a mask register (kmovd: the JIT's
+//   x86_bit_masks.hpp), not two broadcast halves and a 512-bit vptestnmw: Q5_0 23-26 -> 29-30,
+//   Q5_1 19-24 -> 25.5-27. Where their rows are a multiple of 32 they decode from tiles instead
+//   (matmul_tiles.hpp: decode_tiles), bound by the memory there.
 bool cpu_decode_quads(const weight& w, matmul_form form) {
   using gguf::tensor_type;
   const tensor_type t = w.type;
@@ -283,10 +287,10 @@ int decode_int_lanes(const weight& w, matmul_form form) {
 //   38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29).
 // - With AVX-512 VNNI, all of these: 8 lanes of quads, unsigned bytes against the
 //   activations' int8 copy (cpu_decode_quads).
-// - Q8_0, and Q4_0/Q4_1 with VNNI tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
+// - Q8_0, and Q4_0/Q4_1/Q5_0/Q5_1 with VNNI tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
 // - A GPU (matmul_form::gpu): 8 lanes of quads for every type.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_form form) {
-  if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows);
+  if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows, true);
   const bool cpu_quads = cpu_decode_quads(w, form);
   return pick_matmul(w, rows, first, epilogue,
                      {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = decode_int_lanes(w, form),
@@ -335,7 +339,7 @@ ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue, mat
 // A decode batch: token lanes sharing each decoded weight vector, each lane the one-token
 // kernel's arithmetic (its width, lanes and scaling), so every row is bit-identical to it.
 ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launch_var rows, matmul_form form) {
-  if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, prefill_token_lanes, rows);
+  if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, prefill_token_lanes, rows, true);
   const bool cpu_quads = cpu_decode_quads(w, form);
   return pick_matmul(w, rows, -1, epilogue,  // matmul_kernel's lanes: the rows must match it
                      {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = decode_int_lanes(w, form),

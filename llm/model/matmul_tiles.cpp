@@ -34,10 +34,19 @@ struct tile_format {
   // in the low nibbles, 16 + 4p.. in the high ones) at p * 4R + 4r, so with fp16 d (and -m)
   // the tile takes the file's 18 (20) bytes per 32 values and decode reads it.
   bool nibbles = false;
+  // Q5_0 and Q5_1 as nibble quads: after the nibbles, their fifth bits, one per value, a byte per
+  // row for each 4 nibble bytes: bit e of byte cR + r the fifth bit of row r's value 4c + e (in
+  // byte 4c + e's low nibble), bit 4 + e that of value 16 + 4c + e (its high nibble). So Q5 tiles
+  // take the file's 22 (24) bytes per 32 values too, and the kernel reads a step's bits for 32
+  // rows as one vector, each byte over its row's 4 lanes.
+  bool fifth_bits = false;
   std::int64_t header_bytes() const { return (half_scales ? (offsets ? 4 : 2) : offsets ? 8 : 4) * rows; }
   std::int64_t quant_bytes() const { return wide ? 2 : 1; }
   std::int64_t group() const { return quads ? 4 : 2; }  // values of a row side by side
-  std::int64_t sub_bytes() const { return header_bytes() + (nibbles ? sub * rows / 2 : sub * rows * quant_bytes()); }
+  std::int64_t nibble_bytes() const { return sub * rows / 2; }
+  std::int64_t sub_bytes() const {
+    return header_bytes() + (nibbles ? nibble_bytes() + (fifth_bits ? sub * rows / 8 : 0) : sub * rows * quant_bytes());
+  }
 };
 
 // Types with a minimum (W = d q + m) carry offsets. Every quant is widened to int8: unpacking
@@ -49,12 +58,16 @@ struct tile_format {
 // twice the vector work. Measured on Qwen2.5-0.5B's ffn_down (896 x 4864, 32 tokens, 2
 // threads, Xeon rocketlake-class): Q8_0 1.8 ms; Q4_K 3.1 ms as nibbles, 2.0 as int8; Q6_K
 // 3.1 ms as int8 in 16-value sub-blocks, 2.0 as int16 in 256.
-tile_format format_of(tensor_type type, std::int64_t rows, bool quads) {
+// With `decode`, the layout decode reads (decode_tiles where the type has its own: has_decode_layout).
+tile_format format_of(tensor_type type, std::int64_t rows, bool quads, bool decode = false) {
   if (type == tensor_type::q6_k) return {rows, 256, false, true};  // int16: always pairs
   const std::int64_t zero = !quads ? 0 : type == tensor_type::q8_0 ? 128 : type == tensor_type::q4_0 ? 8 : type == tensor_type::q5_0 ? 16 : 0;
   if (type == tensor_type::q8_0) return {rows, 32, false, false, true, quads, zero};
-  if (type == tensor_type::q4_0 && quads) return {rows, 32, false, false, true, true, zero, true};
-  if (type == tensor_type::q4_1 && quads) return {rows, 32, true, false, true, true, 0, true};  // fp16 d and -m
+  const bool five = type == tensor_type::q5_0 || type == tensor_type::q5_1;
+  if ((type == tensor_type::q4_0 || (type == tensor_type::q5_0 && decode)) && quads)
+    return {rows, 32, false, false, true, true, zero, true, five};
+  if ((type == tensor_type::q4_1 || (type == tensor_type::q5_1 && decode)) && quads)
+    return {rows, 32, true, false, true, true, 0, true, five};  // fp16 d and -m
   const bool offsets = type == tensor_type::q4_1 || type == tensor_type::q5_1 || type == tensor_type::q4_k ||
                        type == tensor_type::q5_k || zero > 0;
   return {rows, 32, offsets, false, false, quads, zero};
@@ -179,12 +192,15 @@ void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file
       }
       std::uint8_t* quants = at + f.header_bytes();
       if (f.nibbles) {  // the file's bytes, 4 per row per step (matmul_tiles.hpp's layout)
+        std::uint8_t* fifth = quants + f.nibble_bytes();  // Q5 only: past a Q4 sub-block's end
+        if (f.fifth_bits) std::memset(fifth, 0, std::size_t(f.sub * R / 8));
         for (std::int64_t p = 0; p < 4; ++p)
           for (std::int64_t r = 0; r < R; ++r)
             for (std::int64_t e = 0; e < 4; ++e) {
               const auto low = std::uint8_t(q[std::size_t(r * block + 4 * p + e)] + f.zero);
               const auto high = std::uint8_t(q[std::size_t(r * block + 16 + 4 * p + e)] + f.zero);
-              quants[(p * R + r) * 4 + e] = std::uint8_t(low | high << 4);
+              quants[(p * R + r) * 4 + e] = std::uint8_t((low & 15) | (high & 15) << 4);
+              if (f.fifth_bits) fifth[p * R + r] |= std::uint8_t((low >> 4) << e | (high >> 4) << (4 + e));
             }
         continue;
       }
@@ -202,33 +218,70 @@ void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file
   }
 }
 
-}  // namespace
-
-// Written in place where the device's memory is the host's (the CPU: tiles are a CPU
-// layout), on every core: the 0.5B Q4_K_M repacks 456 MB.
-std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads) {
-  if (!has_tiles(w) || (rows != 8 && rows != 16 && rows != 32)) return 0;
-  const tile_format f = format_of(w.type, rows, quads);
-  return std::size_t(w.rows / rows * (w.cols / f.sub) * f.sub_bytes());
+// Q5 nibble tiles' integer dot for a sub-block: per step c of 4 nibble bytes, the low nibbles
+// (values 4c + e) and the high ones (16 + 4c + e) as two quad sums, each with its fifth bits
+// (bit e, or 4 + e, of row r's bits byte for the step), so every shift and bit is a constant: a
+// loop over 8 steps with the nibble and bit chosen by the step shifted by a variable count (LLVM
+// did not unroll it), 3 times the instructions of Q4_0's tiles (matvec_types_bench, MATVEC_HOT).
+kvalue fifth_bit_dot(kernel_builder& kb, int slot, const tile_format& f, std::int64_t tile_rows, kvalue quants, kvalue x_row,
+                     kvalue r) {
+  auto c = kb.reduce_range(4);
+  kvalue dot;
+  for (int high = 0; high < 2; ++high) {
+    auto e = kb.reduce_range(4);
+    auto byte = kb.load<std::uint8_t>(slot, quants + c * (4 * tile_rows) + r * 4 + e);
+    auto nib = high ? byte >> kb.constant(dtype::uint8, 4) : byte & 15;
+    auto bits = kb.load<std::uint8_t>(slot, quants + f.nibble_bytes() + c * tile_rows + r);
+    auto bit = kb.constant(dtype::uint8, 1) << kb.cast(dtype::uint8, e + kb.index(4 * high));
+    auto set = kb.binary(ast::op::cmpne, bits & bit, kb.constant(dtype::uint8, 0));
+    auto q = nib | kb.where(set, kb.constant(dtype::uint8, 16), kb.constant(dtype::uint8, 0));
+    auto xq = kb.load<std::int8_t>(2, x_row + kb.index(16 * high) + c * 4 + e);
+    auto part = kb.sum_lanes(kb.cast(dtype::int32, q) * kb.cast(dtype::int32, xq), e);
+    dot = high ? dot + part : part;
+  }
+  return kb.sum(dot, c);
 }
 
-void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads) {
-  const std::size_t bytes = tile_bytes(w, rows, quads);
-  if (bytes == 0) throw usage_error(str("add_tiles: weight ", w.name, " has no tiled form of ", rows, " rows"));
-  const tile_format f = format_of(w.type, rows, quads);
-  w.tiles = dev.allocate(bytes);
+// Whether w's type as quads has a decode layout of its own (decode_tiles): Q5_0 and Q5_1.
+bool has_decode_layout(tensor_type type, bool quads) {
+  return quads && (type == tensor_type::q5_0 || type == tensor_type::q5_1);
+}
+
+std::size_t layout_bytes(const weight& w, const tile_format& f) { return std::size_t(w.rows / f.rows * (w.cols / f.sub) * f.sub_bytes()); }
+
+// All of w's tiles in layout f, on every core, written in place where the device's memory is the
+// host's (the CPU: tiles are a CPU layout): the 0.5B Q4_K_M repacks 456 MB.
+buffer repack(device& dev, const weight& w, const tile_format& f) {
+  const std::size_t bytes = layout_bytes(w, f);
+  buffer tiles = dev.allocate(bytes);
   std::vector<std::uint8_t> staging;
-  auto* out = static_cast<std::uint8_t*>(w.tiles.data());
+  auto* out = static_cast<std::uint8_t*>(tiles.data());
   if (out == nullptr) staging.resize(bytes), out = staging.data();
   const auto* file = static_cast<const std::uint8_t*>(w.data.data());
-  const std::int64_t tiles = w.rows / rows, workers = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, tiles);
+  const std::int64_t count = w.rows / f.rows, workers = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, count);
   std::vector<std::thread> threads;
   for (std::int64_t i = 0; i < workers; ++i)
     threads.emplace_back([&, i] {
-      for (std::int64_t tile = i * tiles / workers; tile < (i + 1) * tiles / workers; ++tile) repack_tile(w, f, file, tile, out);
+      for (std::int64_t tile = i * count / workers; tile < (i + 1) * count / workers; ++tile) repack_tile(w, f, file, tile, out);
     });
   for (auto& t : threads) t.join();
-  if (!staging.empty()) w.tiles.copy_in(staging.data(), bytes);
+  if (!staging.empty()) tiles.copy_in(staging.data(), bytes);
+  return tiles;
+}
+
+}  // namespace
+
+std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads) {
+  if (!has_tiles(w) || (rows != 8 && rows != 16 && rows != 32)) return 0;
+  return layout_bytes(w, format_of(w.type, rows, quads)) +
+         (has_decode_layout(w.type, quads) ? layout_bytes(w, format_of(w.type, rows, quads, true)) : 0);
+}
+
+void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads) {
+  if (tile_bytes(w, rows, quads) == 0) throw usage_error(str("add_tiles: weight ", w.name, " has no tiled form of ", rows, " rows"));
+  const tile_format f = format_of(w.type, rows, quads);
+  w.tiles = repack(dev, w, f);
+  if (has_decode_layout(w.type, quads)) w.decode_tiles = repack(dev, w, format_of(w.type, rows, quads, true));
   w.tile_rows = rows;
   w.tile_quads = f.quads;
 }
@@ -240,8 +293,9 @@ void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads) {
 // tile on AVX-512 measured faster than 16 (Q8_0 8192 x 2048, 32 tokens, one thread: 9 ms
 // against 15): two vectors per token give eight independent vpdpwssd chains, not four.
 bool tiles_fit_file_bytes(const weight& w, std::int64_t rows, bool quads) {
-  const std::size_t bytes = tile_bytes(w, rows, quads);
-  return bytes > 0 && bytes <= std::size_t(w.rows * w.row_bytes);
+  if (!has_tiles(w) || (rows != 8 && rows != 16 && rows != 32)) return false;
+  const tile_format f = format_of(w.type, rows, quads, true);
+  return layout_bytes(w, f) <= std::size_t(w.rows * w.row_bytes);
 }
 bool decodes_from_tiles(const weight& w) { return w.tile_rows > 0 && tiles_fit_file_bytes(w, w.tile_rows, w.tile_quads); }
 bool reads_activation_bytes(const weight& w) { return w.tile_rows > 0 && w.tile_quads; }
@@ -251,9 +305,10 @@ bool tiles_take_sums(const weight& w) {
   return f.offsets || f.zero > 0;
 }
 
-ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int token_lanes, launch_var rows) {
+ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int token_lanes, launch_var rows, bool decode) {
   if (w.tile_rows == 0) throw usage_error(str("tiled_matmul_kernel: weight ", w.name, " has no tiles (add_tiles)"));
-  const tile_format f = format_of(w.type, w.tile_rows, w.tile_quads);
+  const tile_format f = format_of(w.type, w.tile_rows, w.tile_quads, decode);
+  const int slot = decode && has_decode_layout(w.type, w.tile_quads) ? decode_tiles_slot : tiles_slot;
   const std::int64_t tile_rows = w.tile_rows;
   const std::int64_t K = w.cols, N = w.rows, subs = K / f.sub, act_block = activation_block_for(w);
   kernel_builder kb;
@@ -266,27 +321,30 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
   // Groups of n values of a row (pairs, or quads of unsigned bytes against the activations'
   // signed bytes, slot 2 then int8: activation_byte_kernel).
   const std::int64_t per = f.group();
-  auto p = kb.reduce_range(f.sub / per);
-  auto e = kb.reduce_range(per);
-  auto at_q = p * (per * tile_rows) + r * per + e;
-  auto nibble = [&] {  // quad p: the low nibbles of the bytes of step p % 4, or their high ones
-    auto byte = kb.load<std::uint8_t>(7, quants + (p % 4) * (4 * tile_rows) + r * 4 + e);
-    return (byte >> kb.cast(dtype::uint8, (p / 4) * 4)) & 15;
+  auto group_dot = [&] {
+    auto p = kb.reduce_range(f.sub / per);
+    auto e = kb.reduce_range(per);
+    auto at_q = p * (per * tile_rows) + r * per + e;
+    auto nibble = [&] {  // quad p: the low nibbles of the bytes of step p % 4, or their high ones
+      auto byte = kb.load<std::uint8_t>(slot, quants + (p % 4) * (4 * tile_rows) + r * 4 + e);
+      return (byte >> kb.cast(dtype::uint8, (p / 4) * 4)) & 15;
+    };
+    auto q = f.wide ? kb.load<std::int16_t>(slot, quants / 2 + at_q)
+           : f.nibbles ? nibble()
+           : f.quads ? kb.load<std::uint8_t>(slot, quants + at_q) : kb.load<std::int8_t>(slot, quants + at_q);
+    auto x_at = t * K + g * f.sub + p * per + e;
+    auto xq = f.quads ? kb.load<std::int8_t>(2, x_at) : kb.load<std::int16_t>(2, x_at);
+    return kb.sum(kb.sum_lanes(kb.cast(dtype::int32, q) * kb.cast(dtype::int32, xq), e), p);
   };
-  auto q = f.wide ? kb.load<std::int16_t>(7, quants / 2 + at_q)
-         : f.nibbles ? nibble()
-         : f.quads ? kb.load<std::uint8_t>(7, quants + at_q) : kb.load<std::int8_t>(7, quants + at_q);
-  auto x_at = t * K + g * f.sub + p * per + e;
-  auto xq = f.quads ? kb.load<std::int8_t>(2, x_at) : kb.load<std::int16_t>(2, x_at);
-  auto dot = kb.sum(kb.sum_lanes(kb.cast(dtype::int32, q) * kb.cast(dtype::int32, xq), e), p);
-  auto a = f.half_scales ? kb.cast(dtype::float32, kb.load(7, dtype::float16, at / 2 + r)) : kb.load<float>(7, at / 4 + r);
+  auto dot = f.fifth_bits ? fifth_bit_dot(kb, slot, f, tile_rows, quants, t * K + g * f.sub, r) : group_dot();
+  auto a = f.half_scales ? kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + r)) : kb.load<float>(slot, at / 4 + r);
   auto s = kb.load<float>(5, t * (K / act_block) + (g * f.sub) / act_block);
   auto term = kb.cast(dtype::float32, dot) * (a * s);
   if (f.offsets || f.zero > 0) {
     // Q8_0's offset 128 a and Q4_0's 8 a are computed here (their headers hold only the fp16 a).
     auto b = !f.offsets      ? a * double(f.zero)
-             : f.half_scales ? kb.cast(dtype::float32, kb.load(7, dtype::float16, at / 2 + tile_rows + r))
-                             : kb.load<float>(7, at / 4 + tile_rows + r);
+             : f.half_scales ? kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + tile_rows + r))
+                             : kb.load<float>(slot, at / 4 + tile_rows + r);
     // The per-32 sums: s * sum as float for 32-value activation blocks, the integer sum for 256.
     auto xsum = act_block == 32 ? kb.load<float>(6, t * (K / 32) + g)
                                 : kb.cast(dtype::float32, kb.load<std::int32_t>(6, t * (K / 32) + g)) * s;
@@ -294,7 +352,7 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
   }
   // One token streams the tiles as decode streams a file (linear_kernels.cpp: prefetch_distance).
   if (token_lanes == 1)
-    for (std::int64_t line = 0; line * 64 < f.sub_bytes(); ++line) term = kb.prefetch(7, at + (tile_prefetch_distance + line * 64), term);
+    for (std::int64_t line = 0; line * 64 < f.sub_bytes(); ++line) term = kb.prefetch(slot, at + (tile_prefetch_distance + line * 64), term);
   auto acc = kb.sum(term, g);
   auto n = tile * tile_rows + r;
   if (epilogue.bias) acc = acc + kb.load<float>(4, n);

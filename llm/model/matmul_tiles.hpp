@@ -24,10 +24,16 @@
 //                high ones), with fp16 d (Q4_0's zero point 8 a computed in the kernel,
 //                Q4_1's -m an fp16 offset): the file's 4.5 / 5 bits, so they decode from
 //                their tiles too.
+//   fifth bits   Q5_0 and Q5_1's decode tiles (weight::decode_tiles, beside the prefill
+//                tiles above): Q4_0 / Q4_1's nibble layout, then a byte per row per 4 nibble
+//                bytes, bit e of byte cR + r the fifth bit of row r's value 4c + e and bit
+//                4 + e that of 16 + 4c + e: the file's 5.5 / 6 bits.
 // Bits per value (the file's): Q8_0 8.5 (8.5), Q4_0, Q5_0 9 (4.5, 5.5), Q4_1, Q5_1, Q4_K, Q5_K 10
 // (5, 6, 4.5, 5.5), Q6_K 16.1 (6.6). Qwen2.5-0.5B's Q4_K_M (most of it Q5_0: its 896-wide
 // rows are no multiple of 256) holds 456 MB of tiles beside its 395 MB file. The tiles are a
-// copy: the file's bytes stay mapped for decode, which streams them at memory bandwidth.
+// copy: the file's bytes stay mapped for decode, which streams them at memory bandwidth,
+// except where decode reads tiles of the file's size (Q8_0; as quads Q4_0, Q4_1, and Q5_0 /
+// Q5_1's decode tiles), which the file's pages then leave.
 #pragma once
 #include <cstdint>
 
@@ -37,6 +43,10 @@
 #include "llm/model/weight.hpp"
 
 namespace tg::model {
+
+// The slots of the tiled matmul's tiles: the prefill tiles, and decode's own where the weight
+// has them (weight::decode_tiles: a decode kernel of Q5_0 / Q5_1 as quads reads slot 8, not 7).
+constexpr int tiles_slot = 7, decode_tiles_slot = 8;
 
 // Rows per tile on dev: 32 (two vectors per token) with AVX-512, 8 (one) with 16 vector
 // registers, so that 4 tokens' integer and float accumulators stay in registers; 0 when dev
@@ -48,17 +58,18 @@ std::int64_t tile_rows_for(const device& dev);
 bool tile_quads_for(const device& dev);
 // Whether w has a tiled form (a type with an int form, dequant_kernel.hpp, rows a multiple of 32).
 bool has_tiles(const weight& w);
-// The bytes add_tiles would allocate for w (0 when w has no tiled form).
+// The bytes add_tiles would allocate for w (0 when w has no tiled form), decode tiles included.
 std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads);
-// Repacks w.data (host memory) into w.tiles with `rows` rows per tile (tile_rows_for).
+// Repacks w.data (host memory) into w.tiles with `rows` rows per tile (tile_rows_for), and into
+// w.decode_tiles where the type has a decode layout of its own (Q5_0 / Q5_1 as quads).
 void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads);
-// Whether decode reads w's tiles rather than its file bytes: where the tiles take no more
-// bytes than the file (Q8_0, whose tiles keep the file's fp16 scales; with VNNI Q4_0 and Q4_1
-// as nibble quads), streaming them costs the same, and a decode batch of several sequences
-// then shares each tile's weights across its token lanes with each row computed exactly as
-// one token computes it.
+// Whether decode reads w's tiles rather than its file bytes: where the tiles it would read take
+// no more bytes than the file (Q8_0, whose tiles keep the file's fp16 scales; with VNNI Q4_0
+// and Q4_1 as nibble quads, Q5_0 and Q5_1 from their decode tiles), streaming them costs the
+// same, and a decode batch of several sequences then shares each tile's weights across its
+// token lanes with each row computed exactly as one token computes it.
 bool decodes_from_tiles(const weight& w);
-// Whether w's tiles of `rows` rows would take no more bytes than its file encoding.
+// Whether the tiles decode would read for w, `rows` rows a tile, take no more bytes than its file.
 bool tiles_fit_file_bytes(const weight& w, std::int64_t rows, bool quads);
 // Whether w's tiled matmul reads the activations as int8 (quads) rather than int16, and
 // whether it reads their per-32 sums (types with an offset, and Q8_0 / Q4_0 / Q5_0 as quads:
@@ -67,10 +78,11 @@ bool reads_activation_bytes(const weight& w);
 bool tiles_take_sums(const weight& w);
 // out[t][n] = sum_k W[n][k] * x[t][k] for the `rows` launch variable's T tokens (a multiple of
 // token_lanes), over the 8-bit activations linear_kernels.hpp describes. Slots as
-// matmul_kernel's (1, the file bytes, unused), and 7 the tiles. Each (row, token) sums the
-// same terms in the same order whatever token_lanes is, so a row's value does not depend on
-// how many tokens ran beside it; one token lane prefetches the tile stream as decode does.
+// matmul_kernel's (1, the file bytes, unused), and 7 the tiles; with `decode`, the tiles
+// decode reads (8, the decode tiles, where w has them). Each (row, token) sums the same terms
+// in the same order whatever token_lanes is, so a row's value does not depend on how many
+// tokens ran beside it; one token lane prefetches the tile stream as decode does.
 ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue = {}, int token_lanes = prefill_token_lanes,
-                                launch_var rows = var_tokens);
+                                launch_var rows = var_tokens, bool decode = false);
 
 }  // namespace tg::model

@@ -84,7 +84,7 @@ struct attention_passes {
 };
 
 // Whether a matmul kernel reads a weight's tiles (matmul_tiles.hpp: slot 7), not its file bytes.
-inline bool reads_tiles(const launchable& k) { return k.kernel.slot_count == 8; }
+inline bool reads_tiles(const launchable& k) { return k.kernel.slot_count > tiles_slot; }
 
 // Where a layer's queries, keys and values lie in the stacked projections' output (stride 0: in
 // their own buffers), qw and kvw wide.

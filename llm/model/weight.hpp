@@ -26,6 +26,10 @@ struct weight {
   buffer tiles;
   std::int64_t tile_rows = 0;
   bool tile_quads = false;
+  // Q5_0 / Q5_1 as quads: a second tiled copy in the file's own bits (nibbles and fifth bits,
+  // matmul_tiles.hpp), which decode reads in place of the file; prefill keeps `tiles` (whole
+  // bytes, cheaper to unpack for several tokens). Empty for the other types.
+  buffer decode_tiles;
 };
 
 // Borrows the tensor's bytes from the mapped file (zero-copy on the CPU). Throws usage_error

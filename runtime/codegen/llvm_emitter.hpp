@@ -154,6 +154,15 @@ class emitter : value_ops {
       if (repeats(p)) return p;
     return repeats(width) ? width : 0;
   }
+  // r > 1 where lane f's offset is f / r (runs of r lanes on one element, consecutive); else 0.
+  static std::size_t run_of(const affine& a, std::size_t width) {
+    for (std::size_t r = 2; r < width && width % r == 0; r *= 2) {
+      bool runs = true;
+      for (std::size_t f = 0; f < width && runs; ++f) runs = a.at(f) == std::int64_t(f / r);
+      if (runs) return r;
+    }
+    return 0;
+  }
   static std::vector<std::int64_t> steps_signed(int width) {
     std::vector<std::int64_t> steps;
     for (int e = 0; e < width; ++e) steps.push_back(e);

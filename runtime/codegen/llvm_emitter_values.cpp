@@ -4,6 +4,8 @@
 #include <llvm/IR/Intrinsics.h>
 #include <algorithm>
 #include <bit>
+#include <cstdio>
+#include <cstdlib>
 #include <tg/core/error.hpp>
 
 namespace tg::codegen {
@@ -157,6 +159,17 @@ lanes emitter::load(const ast::node& x) {
       if (period == std::size_t(vec_width_)) return v;
       std::vector<int> mask;
       for (int f = 0; f < vec_width_; ++f) mask.push_back(f % int(period));
+      return b_.CreateShuffleVector(v, mask);
+    }
+    // Each of `run` neighbouring lanes reads one element, the runs consecutive elements (an index
+    // of a range outside a lane reduce, divided: a tile row's byte of bits, one bit a lane): one
+    // load of width / run elements, each repeated over its run.
+    const std::size_t run = a && ok == nullptr ? run_of(*a, std::size_t(vec_width_)) : 0;
+    if (run > 1) {
+      llvm::Type* t = llvm::FixedVectorType::get(mem_type(x.dt), unsigned(vec_width_ / int(run)));
+      llvm::Value* v = to_reg(b_.CreateAlignedLoad(t, element_ptr(x, a->base), llvm::Align(std::size_t(size_bytes(x.dt)))), x.dt);
+      std::vector<int> mask;
+      for (int f = 0; f < vec_width_; ++f) mask.push_back(f / int(run));
       return b_.CreateShuffleVector(v, mask);
     }
     // A gather: element by element.

@@ -2,7 +2,8 @@
 // type the LLM reads, as GB/s of the weight's file bytes and as a fraction of the memory read
 // bandwidth measured right before it (decode reads each weight once per token, so that is the
 // ceiling). Each matrix is 4096 wide and about 256 MB, far past the last-level cache; weights
-// take the form the model gives them (Q8_0 decodes from its row tiles, matmul_tiles.hpp).
+// take the form the model gives them (Q8_0 decodes from its row tiles, and with AVX-512 VNNI
+// Q4_0, Q4_1, Q5_0 and Q5_1: matmul_tiles.hpp).
 //
 //   matvec_types_bench            # TG_THREADS (default: all hardware threads) threads
 //   matvec_types_bench Q4_0 Q5_K  # only these types
@@ -97,7 +98,8 @@ double matvec_seconds(tg::device& dev, const std::vector<tg::model::weight>& ws,
     tg::buffer xb = dev.allocate(std::size_t(K));  // the int8 copy, for kernels that read bytes
     if (tg::model::reads_activation_bytes(kernel))
       dev.launch(tg::model::activation_byte_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{xb, xq}, vars);
-    slots = {out, w.data, tg::model::reads_activation_bytes(kernel) ? xb : xq, out, out, xs, xsum, w.tiles.data() ? w.tiles : out};
+    slots = {out, w.data, tg::model::reads_activation_bytes(kernel) ? xb : xq, out, out, xs, xsum, w.tiles.data() ? w.tiles : out,
+             w.decode_tiles.data() ? w.decode_tiles : out};
   } else {
     slots = {out, w.data, xb};
   }
@@ -106,6 +108,7 @@ double matvec_seconds(tg::device& dev, const std::vector<tg::model::weight>& ws,
   auto use_copy = [&](std::size_t i) {
     slots[1] = ws[i % ws.size()].data;
     if (slots.size() > 7 && ws[i % ws.size()].tiles.data()) slots[7] = ws[i % ws.size()].tiles;
+    if (slots.size() > 8 && ws[i % ws.size()].decode_tiles.data()) slots[8] = ws[i % ws.size()].decode_tiles;
   };
   auto prepared = dev.prepare(kernel);
   prepared.launch(slots, vars);

@@ -326,9 +326,30 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
         std::vector<tg::buffer> slots{out, w.data, quads ? xbytes : xq, rb, bias_b, xs, xsum, w.tiles};
         cpu().launch(kernel, slots, vars);
         CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
+        // Q5 as quads: decode's own tiles (the file's bits), four token lanes and one, from slot 8.
+        const bool five = type == tensor_type::q5_0 || type == tensor_type::q5_1;
+        CHECK(bool(w.decode_tiles.data()) == (quads && five));
+        if (w.decode_tiles.data()) {
+          CHECK(w.decode_tiles.size_bytes() == std::size_t(N * row_bytes));  // the file's bits
+          tg::buffer out4 = cpu().allocate(std::size_t(T * N) * 4), out1 = cpu().allocate(std::size_t(T * N) * 4);
+          std::vector<tg::buffer> decode_slots{out4, w.data, xbytes, rb, bias_b, xs, xsum, w.data, w.decode_tiles};
+          const auto lanes4 = tg::model::tiled_matmul_kernel(w, e, 4, tg::model::var_tokens, true);
+          const auto lane1 = tg::model::tiled_matmul_kernel(w, e, 1, tg::model::var_tokens, true);
+          REQUIRE(lanes4.slot_count == 9);
+          cpu().launch(lanes4, decode_slots, vars);
+          CHECK(worst_error(out4, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
+          decode_slots[0] = out1;
+          cpu().launch(lane1, decode_slots, vars);
+          std::vector<float> a(std::size_t(T * N)), b(a.size());
+          out4.copy_out(a.data(), a.size() * 4);
+          out1.copy_out(b.data(), b.size() * 4);
+          CHECK(std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+          CHECK(tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e).nodes == lane1.nodes);
+          CHECK(tg::model::matmul_batch_kernel(w, e).nodes == lanes4.nodes);
+        }
         // One token lane computes every row bit for bit as four lanes do (a decode batch's
         // rows equal each sequence's own decode); it is decode's kernel where the tiles take
-        // the file's bytes (Q8_0), and prefetches its stream.
+        // the file's bytes (Q8_0; as quads the Q4 and Q5 types), and prefetches its stream.
         const auto one_lane = tg::model::tiled_matmul_kernel(w, e, 1);
         CHECK(one_lane.upcast[1] == 1);
         tg::buffer out1 = cpu().allocate(std::size_t(T * N) * 4);
@@ -338,9 +359,10 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
         out.copy_out(four_lanes.data(), four_lanes.size() * 4);
         out1.copy_out(lone.data(), lone.size() * 4);
         CHECK(std::memcmp(four_lanes.data(), lone.data(), lone.size() * 4) == 0);
-        CHECK(tg::model::decodes_from_tiles(w) ==
-              (type == tensor_type::q8_0 || (quads && (type == tensor_type::q4_0 || type == tensor_type::q4_1))));
-        if (tg::model::decodes_from_tiles(w)) {
+        const bool nibble_type = type == tensor_type::q4_0 || type == tensor_type::q4_1 || type == tensor_type::q5_0 ||
+                                 type == tensor_type::q5_1;  // as quads: the file's nibbles (and fifth bits)
+        CHECK(tg::model::decodes_from_tiles(w) == (type == tensor_type::q8_0 || (quads && nibble_type)));
+        if (tg::model::decodes_from_tiles(w) && !w.decode_tiles.data()) {
           CHECK(tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e).nodes == one_lane.nodes);
           CHECK(tg::model::matmul_batch_kernel(w, e).nodes == kernel.nodes);
         }
