@@ -71,17 +71,25 @@ TEST_CASE("a lane sum with a loop inside and a gated load agrees") {
 namespace {
 
 // A VNNI tile's dot (llm/model/matmul_tiles.cpp): rows r in a 32-lane vector, quads e of
-// unsigned weight bytes times signed activation bytes, summed over p.
-tg::ast::kernel byte_quads() {
+// unsigned weight bytes times signed activation bytes, summed over p. With `row_bits`, as Q5's
+// decode tiles (matmul_tiles.cpp: fifth_bit_dot): the weights' low nibbles, 16 added where bit e
+// of row r's byte (slot 3) is set, read inside the quad lanes: each row's byte repeats over its 4.
+tg::ast::kernel byte_quads(bool row_bits = false) {
   tg::kernel_builder kb;
   auto tile = kb.output_range(2);
   auto t = kb.output_range(2);
   auto r = kb.output_range(32);
   auto p = kb.reduce_range(8);
   auto e = kb.reduce_range(4);
-  auto w = kb.cast(tg::dtype::int32, kb.load<std::uint8_t>(1, tile * 1024 + p * 128 + r * 4 + e));
+  auto w = kb.load<std::uint8_t>(1, tile * 1024 + p * 128 + r * 4 + e);
+  if (row_bits) {
+    auto bits = kb.load<std::uint8_t>(3, tile * 256 + p * 32 + r);
+    auto set = kb.binary(tg::ast::op::cmpne, bits & (kb.constant(tg::dtype::uint8, 1) << kb.cast(tg::dtype::uint8, e)),
+                         kb.constant(tg::dtype::uint8, 0));
+    w = (w & 15) | kb.where(set, kb.constant(tg::dtype::uint8, 16), kb.constant(tg::dtype::uint8, 0));
+  }
   auto x = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, t * 32 + p * 4 + e));
-  kb.store(0, (tile * 2 + t) * 32 + r, kb.sum(kb.sum_lanes(w * x, e), p));
+  kb.store(0, (tile * 2 + t) * 32 + r, kb.sum(kb.sum_lanes(kb.cast(tg::dtype::int32, w) * x, e), p));
   return kb.finish();
 }
 
@@ -155,41 +163,17 @@ TEST_CASE("a constant zero point times signed byte quads is a vpdpbusd of the co
   else MESSAGE("this CPU has no AVX-512 VNNI: the vpdpbusd kernel was not run");
 }
 
-namespace {
-
-// Q5's decode tiles (llm/model/matmul_tiles.cpp: fifth_bit_dot): byte_quads' weights with a bit
-// per value from a byte per row, bit e of row r's byte for quad lane e, read inside the quad
-// lanes: each row's byte repeats over its 4 lanes.
-tg::ast::kernel byte_quads_with_row_bits() {
-  tg::kernel_builder kb;
-  auto tile = kb.output_range(2);
-  auto t = kb.output_range(2);
-  auto r = kb.output_range(32);
-  auto p = kb.reduce_range(8);
-  auto e = kb.reduce_range(4);
-  auto byte = kb.load<std::uint8_t>(1, tile * 1024 + p * 128 + r * 4 + e) & 15;
-  auto bits = kb.load<std::uint8_t>(3, tile * 256 + p * 32 + r);
-  auto set = kb.binary(tg::ast::op::cmpne, bits & (kb.constant(tg::dtype::uint8, 1) << kb.cast(tg::dtype::uint8, e)),
-                       kb.constant(tg::dtype::uint8, 0));
-  auto q = byte | kb.where(set, kb.constant(tg::dtype::uint8, 16), kb.constant(tg::dtype::uint8, 0));
-  auto x = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, t * 32 + p * 4 + e));
-  kb.store(0, (tile * 2 + t) * 32 + r, kb.sum(kb.sum_lanes(kb.cast(tg::dtype::int32, q) * x, e), p));
-  return kb.finish();
-}
-
-}  // namespace
-
 TEST_CASE("a row's value read inside its quad lanes is one vector load of the rows, each repeated over its lanes") {
   const std::vector<tg::test::slot> slots = {
       {tg::dtype::int32, 128}, {tg::dtype::uint8, 2048}, {tg::dtype::int8, 64}, {tg::dtype::uint8, 512}};
   const tg::codegen::kernel_opts generic{{1, 1, 32}, true};
-  const std::string ir = tg::test::ir_of(byte_quads_with_row_bits(), generic);
+  const std::string ir = tg::test::ir_of(byte_quads(true), generic);
   CHECK(ir.find("load <32 x i8>") != std::string::npos);  // the 32 rows' bytes at once
   CHECK(count_of(ir, "load i8") == 0);                    // not 128 lanes loaded one by one
-  check(byte_quads_with_row_bits(), slots, {generic});
+  check(byte_quads(true), slots, {generic});
   tg::codegen::kernel_opts vnni = generic;
   vnni.isa = {512, true};
   const tg::cpu::cpu_target& host = tg::cpu::host_cpu_target();
-  if (host.vnni && host.vector_bits == 512) check(byte_quads_with_row_bits(), slots, {vnni});
+  if (host.vnni && host.vector_bits == 512) check(byte_quads(true), slots, {vnni});
   else MESSAGE("this CPU has no AVX-512 VNNI: the vpdpbusd kernel was not run");
 }
