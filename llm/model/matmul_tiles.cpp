@@ -270,10 +270,13 @@ buffer repack(device& dev, const weight& w, const tile_format& f) {
   return tiles;
 }
 
+// Whether w has tiles of `rows` rows (8, 16 or 32: tile_rows_for's choices).
+bool tiles_of(const weight& w, std::int64_t rows) { return has_tiles(w) && (rows == 8 || rows == 16 || rows == 32); }
+
 }  // namespace
 
 std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads) {
-  if (!has_tiles(w) || (rows != 8 && rows != 16 && rows != 32)) return 0;
+  if (!tiles_of(w, rows)) return 0;
   return layout_bytes(w, format_of(w.type, rows, quads)) +
          (has_decode_layout(w.type, quads) ? layout_bytes(w, format_of(w.type, rows, quads, true)) : 0);
 }
@@ -294,7 +297,7 @@ void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads) {
 // tile on AVX-512 measured faster than 16 (Q8_0 8192 x 2048, 32 tokens, one thread: 9 ms
 // against 15): two vectors per token give eight independent vpdpwssd chains, not four.
 bool tiles_fit_file_bytes(const weight& w, std::int64_t rows, bool quads) {
-  if (!has_tiles(w) || (rows != 8 && rows != 16 && rows != 32)) return false;
+  if (!tiles_of(w, rows)) return false;
   const tile_format f = format_of(w.type, rows, quads, true);
   return layout_bytes(w, f) <= std::size_t(w.rows * w.row_bytes);
 }

@@ -4,8 +4,6 @@
 #include <llvm/IR/Intrinsics.h>
 #include <algorithm>
 #include <bit>
-#include <cstdio>
-#include <cstdlib>
 #include <tg/core/error.hpp>
 
 namespace tg::codegen {
@@ -153,25 +151,22 @@ lanes emitter::load(const ast::node& x) {
     auto a = affine_of(idx);
     const std::size_t period = a ? period_of(*a, std::size_t(vec_width_)) : 0;
     if (ok == nullptr && period == 1) return load_scalar(x, a->base, nullptr);
-    if (ok == nullptr && period > 1) {  // one vector load, repeated when shorter than the vector
-      llvm::Type* t = llvm::FixedVectorType::get(mem_type(x.dt), unsigned(period));
+    // One load of `count` elements from the affine base, lane f taking element pick(f).
+    auto load_spread = [&](std::size_t count, auto pick) -> llvm::Value* {
+      llvm::Type* t = llvm::FixedVectorType::get(mem_type(x.dt), unsigned(count));
       llvm::Value* v = to_reg(b_.CreateAlignedLoad(t, element_ptr(x, a->base), llvm::Align(std::size_t(size_bytes(x.dt)))), x.dt);
-      if (period == std::size_t(vec_width_)) return v;
+      if (count == std::size_t(vec_width_)) return v;
       std::vector<int> mask;
-      for (int f = 0; f < vec_width_; ++f) mask.push_back(f % int(period));
+      for (int f = 0; f < vec_width_; ++f) mask.push_back(pick(f));
       return b_.CreateShuffleVector(v, mask);
-    }
+    };
+    // One vector load, repeated when shorter than the vector.
+    if (ok == nullptr && period > 1) return load_spread(period, [&](int f) { return f % int(period); });
     // Each of `run` neighbouring lanes reads one element, the runs consecutive elements (an index
-    // of a range outside a lane reduce, divided: a tile row's byte of bits, one bit a lane): one
-    // load of width / run elements, each repeated over its run.
+    // of a range outside a lane reduce: a tile row's byte of bits inside its quad lanes): one load
+    // of width / run elements, each repeated over its run.
     const std::size_t run = a && ok == nullptr ? run_of(*a, std::size_t(vec_width_)) : 0;
-    if (run > 1) {
-      llvm::Type* t = llvm::FixedVectorType::get(mem_type(x.dt), unsigned(vec_width_ / int(run)));
-      llvm::Value* v = to_reg(b_.CreateAlignedLoad(t, element_ptr(x, a->base), llvm::Align(std::size_t(size_bytes(x.dt)))), x.dt);
-      std::vector<int> mask;
-      for (int f = 0; f < vec_width_; ++f) mask.push_back(f / int(run));
-      return b_.CreateShuffleVector(v, mask);
-    }
+    if (run > 1) return load_spread(std::size_t(vec_width_) / run, [&](int f) { return f / int(run); });
     // A gather: element by element.
     idx = widen(idx);
     if (ok) ok = widen(ok);
