@@ -57,6 +57,7 @@ bundle() {
       *) cp -L "$lib" "$stage/nv-check/lib/" ;;
     esac
   done
+  cp "$build/drivers/tg-nv-worker" "$stage/nv-check/tg/"  # BEAM's worker, found beside libtg
   tar -C "$stage" -cf - nv-check/bin nv-check/tg | xz -T2 -6 > "$out/bins.tar.xz"
   local sum
   sum=$(cd "$stage" && sha256sum nv-check/lib/* | sha256sum | cut -c1-16)
@@ -145,6 +146,13 @@ run() {
         echo "$type: llm --device NV failed:"; tail -5 "$models/nv.log"
       fi
     done
+    section_end
+
+    section "BEAM on NV (TG_BEAM=2, candidates in tg-nv-worker) on the small Q8_0 model, then from its cache"
+    local cache=$models/tuning.db
+    TG_BEAM=2 TG_CACHE=$cache timeout 240 "$bin/llm" --model "$models/small-Q8_0.gguf" --device NV --benchmark 8 2>&1 |
+      grep -E "^beam: .* candidates, .* in [0-9]+ ms|^prefill|^decode|^error" | tail -14
+    TG_CACHE=$cache timeout 60 "$bin/llm" --model "$models/small-Q8_0.gguf" --device NV --benchmark 8 2>&1 | grep -E "^prefill|^decode|^error"
     section_end
 
     section "decode matmuls at the 8B shapes: default GPU opts and their neighbours"

@@ -23,7 +23,7 @@ CUdeviceptr address(const void* p) { return CUdeviceptr(reinterpret_cast<std::ui
 
 }  // namespace
 
-nv_backend::nv_backend(int ordinal) : cu_(cuda_driver::load()) {
+nv_backend::nv_backend(int ordinal) : cu_(cuda_driver::load()), ordinal_(ordinal) {
   name_ = ordinal == 0 ? "NV" : str("NV:", ordinal);
   int count = 0;
   check(cu_, cu_.cuDeviceGetCount(&count), "cuDeviceGetCount");

@@ -49,6 +49,7 @@ class nv_backend final : public backend {
   std::unique_ptr<executable_graph> make_graph(const graph_capture& capture) override;
 
   const nv_device_info& info() const { return info_; }
+  int ordinal() const { return ordinal_; }
   const cuda_driver& driver() const { return cu_; }
   CUstream stream() const { return stream_; }
   CUcontext context() const { return context_; }
@@ -63,6 +64,7 @@ class nv_backend final : public backend {
 
   const cuda_driver& cu_;
   std::string name_;
+  int ordinal_ = 0;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;

@@ -5,6 +5,14 @@
 
 namespace tg::nv {
 
+void lay_out_kernel_args(const codegen::nvptx_kernel_shape& shape, std::span<const std::int64_t> vars, nv_kernel_args& args) {
+  const std::size_t count = std::size_t(shape.buffers + shape.vars);
+  args.values.resize(count);
+  args.params.resize(count);
+  for (int i = 0; i < shape.vars; ++i) args.values[std::size_t(shape.buffers + i)] = std::uint64_t(vars[std::size_t(i)]);
+  for (std::size_t i = 0; i < count; ++i) args.params[i] = &args.values[i];
+}
+
 nv_program::~nv_program() {
   owner_.driver().cuCtxSetCurrent(owner_.context());
   owner_.driver().cuModuleUnload(module_);
@@ -19,13 +27,9 @@ std::uint64_t nv_program::prepare(std::span<void* const> buffers, std::span<cons
     if (reinterpret_cast<std::uintptr_t>(buffers[std::size_t(i)]) % codegen::nvptx_buffer_align != 0)
       throw usage_error(str(owner_.name(), ": kernel '", name_, "': buffer slot ", i, " at ", buffers[std::size_t(i)],
                             " is not ", codegen::nvptx_buffer_align, "-byte aligned (NV kernels take whole allocations)"));
-  const std::size_t count = std::size_t(shape_.buffers + shape_.vars);
-  args.values.resize(count);
-  args.params.resize(count);
+  lay_out_kernel_args(shape_, vars, args);
   for (int i = 0; i < shape_.buffers; ++i)
     args.values[std::size_t(i)] = std::uint64_t(reinterpret_cast<std::uintptr_t>(buffers[std::size_t(i)]));
-  for (int i = 0; i < shape_.vars; ++i) args.values[std::size_t(shape_.buffers + i)] = std::uint64_t(vars[std::size_t(i)]);
-  for (std::size_t i = 0; i < count; ++i) args.params[i] = &args.values[i];
   return codegen::nvptx_blocks(nodes_, global_ranges_, shape_, vars);
 }
 

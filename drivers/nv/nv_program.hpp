@@ -22,6 +22,11 @@ struct nv_kernel_args {
   std::vector<void*> params;  // &values[i]
 };
 
+// `args` for a kernel of `shape` in the order of its parameters (codegen::emit_nvptx_kernel): each
+// buffer's device address, then each variable. The variables are written here, the first
+// shape.buffers values are the caller's to fill; it has checked the counts.
+void lay_out_kernel_args(const codegen::nvptx_kernel_shape& shape, std::span<const std::int64_t> vars, nv_kernel_args& args);
+
 class nv_program final : public program {
  public:
   nv_program(nv_backend& owner, CUmodule module, CUfunction function, std::vector<ast::node> nodes, int global_ranges,

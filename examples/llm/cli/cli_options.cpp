@@ -52,7 +52,8 @@ void add_options(CLI::App& app, cli_options& o) {
                  "BEAM search of width N for each kernel's schedule at its first launch (warm-up searches them all), "
                  "kept in the tuning cache for later runs (as TG_BEAM=N; tg-tune --list shows them). CPU: loop shapes "
                  "timed in forked workers; AMD:EMU: GPU schedules ranked by their modeled time on the card the emulated "
-                 "processor stands for; real AMD and NV cards: not searched yet, defaults used")
+                 "processor stands for; AMD cards: GPU schedules timed on the card by GPU timestamps; NV: timed by "
+                 "CUDA events in a worker process (tg-nv-worker), so a faulting candidate cannot harm the model's context")
       ->check(CLI::Range(0, 64));
   app.add_flag("--no-graphs", o.no_graphs,
                "on a GPU, launch a decode step's kernels one by one instead of replaying its captured graph (one submission per token; on NV a CUDA graph, or with TG_NV_GRAPHS=0 a list of launches); the CPU always launches them one by one");

@@ -3,10 +3,21 @@
  * is host memory; a module is the PTX text it was given; a launch runs nothing and is recorded for
  * the test to read back (fake_cuda_launches). FAKE_CUDA_MODE=no_device makes cuInit report no GPU.
  * Built with -DFAKE_CUDA_PARTIAL it exports cuInit alone, like a driver too old for tg. Signatures
- * as the CUDA Driver API's (cuda.h). */
+ * as the CUDA Driver API's (cuda.h).
+ *
+ * For BEAM's worker (tests/drivers/nv/nv_beam_test.cpp), kernels whose PTX names a planted entry
+ * misbehave as a real GPU's would: planted_fault faults at the next synchronization with
+ * CUDA_ERROR_ILLEGAL_ADDRESS, and the error is sticky as the driver's is (every later call returns
+ * it: "any further CUDA work will return the same error", CUDA Driver API, CUresult), so a runner
+ * that ran candidates in the user's process would lose the user's context here too;
+ * planted_hang never finishes (synchronizations block, queries say not ready); planted_crash
+ * kills the calling process with SIGSEGV at its launch. FAKE_CUDA_TIMING=threads gives the
+ * launches a GPU time (events read it): 1 us per 256 threads launched, so schedules differ. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 extern "C" {
 
@@ -34,8 +45,40 @@ const char* fake_cuda_last_ptx(void) { return last_ptx; }
 int fake_cuda_module_loads(void) { return module_loads; }
 int fake_cuda_host_allocs(void) { return host_allocs; }
 
-CUresult cuGetErrorName(CUresult e, const char** s) { *s = e == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_FAKE"; return 0; }
-CUresult cuGetErrorString(CUresult e, const char** s) { *s = e == 100 ? "no CUDA-capable device is detected" : "fake"; return 0; }
+CUresult cuGetErrorName(CUresult e, const char** s) {
+  *s = e == 100 ? "CUDA_ERROR_NO_DEVICE" : e == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_FAKE";
+  return 0;
+}
+CUresult cuGetErrorString(CUresult e, const char** s) {
+  *s = e == 100 ? "no CUDA-capable device is detected" : e == 700 ? "an illegal memory access was encountered" : "fake";
+  return 0;
+}
+
+/* The planted misbehaviour (above): each module's kind, the sticky error, work that never ends. */
+enum { plain = 0, planted_fault = 1, planted_hang = 2, planted_crash = 3 };
+static unsigned char module_kind[1 << 16];
+static int sticky_error = 0, fault_pending = 0, hung = 0;
+int fake_cuda_sticky_error(void) { return sticky_error; }
+#define STICKY() \
+  do { \
+    if (sticky_error) return sticky_error; \
+  } while (0)
+static void wait_forever(void) {
+  for (;;) pause();
+}
+/* A synchronization: the planted fault surfaces here and sticks; a hang never returns. */
+static CUresult synchronize(void) {
+  STICKY();
+  if (hung) wait_forever();
+  if (fault_pending) sticky_error = 700; /* CUDA_ERROR_ILLEGAL_ADDRESS */
+  return sticky_error;
+}
+/* FAKE_CUDA_TIMING=threads: the GPU's clock, advanced by each launch. */
+static double gpu_clock_ms = 0;
+static int timing_by_threads(void) {
+  const char* t = getenv("FAKE_CUDA_TIMING");
+  return t && strcmp(t, "threads") == 0;
+}
 CUresult cuDeviceGetCount(int* n) { *n = 1; return 0; }
 CUresult cuDeviceGet(int* d, int i) { *d = i; return i == 0 ? 0 : 101; }
 CUresult cuDeviceGetName(char* name, int len, int d) { (void)d; strncpy(name, "Fake GPU", (size_t)len); return 0; }
@@ -50,21 +93,27 @@ CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
 CUresult cuCtxSetCurrent(void* c) { (void)c; return 0; }
 CUresult cuMemGetInfo_v2(size_t* f, size_t* t) { *f = *t = (size_t)1 << 30; return 0; }
 CUresult cuMemAlloc_v2(uint64_t* p, size_t n) {  // 256-byte aligned, as the driver's allocations are
+  STICKY();
   *p = (uint64_t)(uintptr_t)aligned_alloc(256, (n + 255) / 256 * 256);
   return *p ? 0 : 2;
 }
 CUresult cuMemFree_v2(uint64_t p) { free((void*)(uintptr_t)p); return 0; }
 CUresult cuMemAllocHost_v2(void** p, size_t n) { ++host_allocs; *p = malloc(n); return *p ? 0 : 2; }
 CUresult cuMemFreeHost(void* p) { free(p); return 0; }
-CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void* s, size_t n, void* st) { (void)st; memcpy((void*)(uintptr_t)d, s, n); return 0; }
-CUresult cuMemcpyDtoHAsync_v2(void* d, uint64_t s, size_t n, void* st) { (void)st; memcpy(d, (void*)(uintptr_t)s, n); return 0; }
+CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void* s, size_t n, void* st) { (void)st; STICKY(); memcpy((void*)(uintptr_t)d, s, n); return 0; }
+CUresult cuMemcpyDtoHAsync_v2(void* d, uint64_t s, size_t n, void* st) { (void)st; STICKY(); memcpy(d, (void*)(uintptr_t)s, n); return 0; }
 CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void* st) { (void)st; memmove((void*)(uintptr_t)d, (void*)(uintptr_t)s, n); return 0; }
 /* Refuses, as the real JIT would, PTX without an entry or calling a function it does not define
  * (there is nothing for it to link), writing why into the error log the caller passed. */
 CUresult cuModuleLoadDataEx(void** m, const void* image, unsigned n, int* keys, void** values) {
+  STICKY();
   strncpy(last_ptx, (const char*)image, sizeof last_ptx - 1);
   ++module_loads;
   *m = (void*)(uintptr_t)module_loads;
+  module_kind[module_loads % (1 << 16)] = strstr(last_ptx, ".entry planted_fault") ? planted_fault
+                                          : strstr(last_ptx, ".entry planted_hang") ? planted_hang
+                                          : strstr(last_ptx, ".entry planted_crash") ? planted_crash
+                                                                                     : plain;
   const char* why = !strstr(last_ptx, ".visible .entry") ? "no .entry in the PTX"
                     : strstr(last_ptx, ".extern .func")   ? "the PTX calls an external function"
                                                           : NULL;
@@ -78,7 +127,15 @@ CUresult cuFuncGetAttribute(int* value, int attribute, void* f) { (void)f; *valu
 CUresult cuModuleUnload(void* m) { (void)m; return 0; }
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void* stream, void** params, void** extra) {
-  (void)f; (void)shared; (void)stream; (void)extra;
+  (void)shared; (void)stream; (void)extra;
+  STICKY();
+  switch (module_kind[(uintptr_t)f % (1 << 16)]) {
+    case planted_fault: fault_pending = 1; break;
+    case planted_hang: hung = 1; break;
+    case planted_crash: raise(SIGSEGV); break;
+    default: break;
+  }
+  gpu_clock_ms += 1e-3 * gx * gy * gz * bx * by * bz / 256.0;
   if (launch_count == 4096) return 1;
   struct fake_launch* l = &launches[launch_count++];
   l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz, l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
@@ -154,15 +211,21 @@ CUresult cuStreamCreate(void** s, unsigned flags) { (void)flags; *s = (void*)0x2
 CUresult cuStreamDestroy_v2(void* s) { (void)s; return 0; }
 CUresult cuStreamQuery(void* s) {  // FAKE_CUDA_MODE=busy: work that never finishes
   (void)s;
+  STICKY();
   const char* mode = getenv("FAKE_CUDA_MODE");
-  return mode && strcmp(mode, "busy") == 0 ? 600 : 0; /* CUDA_ERROR_NOT_READY */
+  return hung || (mode && strcmp(mode, "busy") == 0) ? 600 : synchronize(); /* CUDA_ERROR_NOT_READY */
 }
-CUresult cuStreamSynchronize(void* s) { (void)s; return 0; }
-CUresult cuEventCreate(void** e, unsigned flags) { (void)flags; *e = (void*)0x3; return 0; }
-CUresult cuEventDestroy_v2(void* e) { (void)e; return 0; }
-CUresult cuEventRecord(void* e, void* s) { (void)e; (void)s; return 0; }
-CUresult cuEventSynchronize(void* e) { (void)e; return 0; }
-CUresult cuEventElapsedTime(float* ms, void* a, void* b) { (void)a; (void)b; *ms = 2.5f; return 0; }  // every span: 2.5 ms
+CUresult cuStreamSynchronize(void* s) { (void)s; return synchronize(); }
+/* An event holds the GPU clock when it was recorded. */
+CUresult cuEventCreate(void** e, unsigned flags) { (void)flags; *e = calloc(1, sizeof(double)); return *e ? 0 : 2; }
+CUresult cuEventDestroy_v2(void* e) { free(e); return 0; }
+CUresult cuEventRecord(void* e, void* s) { (void)s; STICKY(); *(double*)e = gpu_clock_ms; return 0; }
+CUresult cuEventSynchronize(void* e) { (void)e; return synchronize(); }
+CUresult cuEventElapsedTime(float* ms, void* a, void* b) {  // every span 2.5 ms, unless timed by threads
+  STICKY();
+  *ms = timing_by_threads() ? (float)(*(double*)b - *(double*)a) : 2.5f;
+  return 0;
+}
 #endif
 
 }  // extern "C"

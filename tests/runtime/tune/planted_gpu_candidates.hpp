@@ -1,11 +1,12 @@
-// planted_gpu_candidates.hpp: an AMD candidate runner that compiles other kernels for two planted
-// schedules, one that stores far outside every mapping (a GPU page fault) and one whose loop
-// outlasts the emulated GPU's patience (a hang), and delegates everything else to the runner it
-// wraps (AMD:EMU's own, or one on the user's device); and the search both BEAM tests run with
-// them planted.
+// planted_gpu_candidates.hpp: a GPU candidate runner that compiles other kernels for planted
+// schedules, one that stores far outside every mapping (a GPU page fault), one whose loop outlasts
+// the GPU's patience (a hang) and, where candidates run in a worker process (NV), one named for
+// the stand-in driver to crash the worker with (tests/drivers/nv/fake_libcuda.cpp: on a real card
+// it is the faulting kernel); and delegates everything else to the runner it wraps (AMD:EMU's
+// own, one on the user's AMD device, the NV runner); and the search the GPU BEAM tests run with
+// them planted. The planted kernels are named planted_fault, planted_hang and planted_crash.
 #pragma once
 #include <tg/device.hpp>
-#include "drivers/amd/am_candidate_runner.hpp"
 #include "runtime/opt/target_opts.hpp"
 #include "runtime/tune/candidate_runner.hpp"
 #include "runtime/tune/opts_text.hpp"
@@ -15,10 +16,10 @@ namespace tune_test {
 
 class planting_runner final : public tg::tune::candidate_runner {
  public:
-  explicit planting_runner(tg::amd::am_candidate_runner& inner) : inner(inner) {}
+  explicit planting_runner(tg::tune::candidate_runner& inner) : inner(inner) {}
 
-  tg::amd::am_candidate_runner& inner;
-  tg::codegen::kernel_opts faults, hangs;
+  tg::tune::candidate_runner& inner;
+  tg::codegen::kernel_opts faults, hangs, crashes;
 
   tg::codegen::kernel_opts default_opts(const tg::kernel_source& s) override { return inner.default_opts(s); }
   tg::codegen::kernel_opts normalize(const tg::codegen::kernel_opts& o, const tg::kernel_source& s) override {
@@ -29,8 +30,9 @@ class planting_runner final : public tg::tune::candidate_runner {
   }
   std::shared_ptr<tg::program> compile(const tg::kernel_source& s) override {
     const tg::codegen::kernel_opts opts = inner.normalize(tg::opt::gpu_schedule_of(s), s);
-    if (opts == faults) return compile_planted(faulting_kernel());
-    if (opts == hangs) return compile_planted(endless_kernel());
+    if (opts == faults) return compile_planted(faulting_kernel(), "planted_fault");
+    if (opts == hangs) return compile_planted(endless_kernel(), "planted_hang");
+    if (opts == crashes) return compile_planted(faulting_kernel(), "planted_crash");
     return inner.compile(s);
   }
   tg::tune::trial_result run(tg::program& p, const tg::codegen::kernel_opts& o, const tg::tune::trial_setup& s) override {
@@ -38,8 +40,8 @@ class planting_runner final : public tg::tune::candidate_runner {
   }
 
  private:
-  std::shared_ptr<tg::program> compile_planted(const tg::ast::kernel& k) {
-    return inner.compile({k.nodes, k.global_ranges, "planted"});
+  std::shared_ptr<tg::program> compile_planted(const tg::ast::kernel& k, const char* name) {
+    return inner.compile({k.nodes, k.global_ranges, name});
   }
   static tg::ast::kernel faulting_kernel() {
     tg::kernel_builder kb;
@@ -82,7 +84,7 @@ inline tg::tune::beam_result search_past_planted(planting_runner& runner, const 
   CHECK(logged.count(tg::tune::to_text(runner.hangs) + " skipped: GPU hang: ") == 1);
   CHECK(logged.count(tg::tune::to_text(wrong) + " skipped: wrong result: slot 0 element 5") == 1);
   for (const std::string& line : logged.lines)
-    if (line.find("skipped: GPU") != std::string::npos) MESSAGE(line);
+    if (line.find("skipped: ") != std::string::npos) MESSAGE(line);
   return *found;
 }
 
