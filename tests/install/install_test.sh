@@ -20,6 +20,10 @@ for f in tg/tg.hpp tg/device.hpp tg/log.hpp tg/llm/llm.hpp; do
   [ -n "$(find "$dest" -path "*/include/$f" -print -quit)" ] || fail "<$f> not installed"
 done
 for b in llm llm-synth tg-amd; do [ -x "$bindir/$b" ] || fail "$b not installed in $bindir"; done
+# BEAM's NV worker, where libtg looks for it (drivers/nv/nv_worker.hpp): <libdir>/tg beside libtg.
+[ -x "$libdir/tg/tg-nv-worker" ] || fail "tg-nv-worker not installed in $libdir/tg"
+set +e; "$libdir/tg/tg-nv-worker" > /dev/null 2> worker.err; rc=$?; set -e
+[ "$rc" = 64 ] && grep -q "not by hand" worker.err || fail "tg-nv-worker without arguments: exit $rc, $(cat worker.err)"
 
 # The .pc files name the real prefix; the sysroot maps it into the DESTDIR.
 export PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest LD_LIBRARY_PATH=$libdir
