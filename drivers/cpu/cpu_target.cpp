@@ -76,13 +76,20 @@ cpu_target detect_cpu_target(const std::string& requested) {
   // unrolled, had no vpdpwssd left; with the flag, 56 of 64). With VNNI the fused form is what
   // we want everywhere, so ask for it.
   if (t.vnni) t.features.push_back("+fast-dpwssd");
-  // Zen 4 streams decode's weights faster without the prefetch hints. A one-token Q8_0 matvec
-  // from 32-row tiles (matvec_types_bench, 256 MB, 2 threads, EPYC Genoa) read 20-26 GB/s with
-  // the 17 lines of each 1088-byte step asked for 2 KiB ahead and 29-34 without; asking for
-  // 1-3 lines a step was no better than none; the file-layout types were the same either way.
-  // Zen 3 measured the opposite for the file layout (29 -> 38-40 GB/s with them), and no other
-  // CPU has been measured without them, so they stay on elsewhere.
-  t.software_prefetch = t.cpu != "znver4";
+  // Zen 4 and Zen 5 stream decode's weights faster without the prefetch hints. A one-token Q8_0
+  // matvec from 32-row tiles (matvec_types_bench, 256 MB, 2 threads, EPYC Genoa) read 20-26 GB/s
+  // with the 17 lines of each 1088-byte step asked for 2 KiB ahead and 29-34 without; asking for
+  // 1-3 lines a step was no better than none. On Zen 5 (EPYC Turin, 2 vCPUs, interleaved runs)
+  // without them: Q4_K 42-46 -> 45-50 GB/s, Q5_K 42-49 -> 46-51, and the 1B-shaped models' decode
+  // Q8_0 34.6-41.9 -> 42.7-47.4 tok/s, Q4_K_M 40.3-47.1 -> 39.5-48.2. Zen 3 measured the opposite
+  // for the file layout (29 -> 38-40 GB/s with them), and no other CPU has been measured without
+  // them, so they stay on elsewhere. TG_CPU_PREFETCH=on|off overrides (to measure a new CPU).
+  t.software_prefetch = t.cpu != "znver4" && t.cpu != "znver5";
+  if (const char* p = std::getenv("TG_CPU_PREFETCH"); p != nullptr && *p != '\0') {
+    const std::string v = p;
+    if (v != "on" && v != "off") throw usage_error("TG_CPU_PREFETCH=" + v + ": give on or off");
+    t.software_prefetch = v == "on";
+  }
   std::sort(t.features.begin(), t.features.end());
   return t;
 }

@@ -41,7 +41,7 @@ struct matmul_shape {
 // compute leaves too few lines in flight: a Q8_0 matvec of 8192 x 2048 on znver3 with 2
 // threads reads 29 GB/s, and 38-40 GB/s with lines asked for 2-8 KiB ahead (a plain read of
 // the same bytes, no prefetch: 34-41 GB/s). In the 1B Q8_0 model 2 KiB ahead decoded 24.2
-// tok/s against 23.0 at 4 KiB. Zen 4 drops the hints (cpu_target::software_prefetch).
+// tok/s against 23.0 at 4 KiB. Zen 4 and Zen 5 drop the hints (cpu_target::software_prefetch).
 constexpr std::int64_t prefetch_distance = 2048;
 
 // `value` after prefetches for the step `step` of `steps_per_row` over weight row n: one per

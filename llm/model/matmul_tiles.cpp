@@ -15,7 +15,7 @@ namespace {
 using gguf::tensor_type;
 
 // Bytes ahead of the sub-block a one-token tiled matmul reads that it asks the cache for
-// (linear_kernels.cpp's prefetch_distance, for the same reason; Zen 4 drops the hints:
+// (linear_kernels.cpp's prefetch_distance, for the same reason; Zen 4 and Zen 5 drop the hints:
 // cpu_target::software_prefetch).
 constexpr std::int64_t tile_prefetch_distance = 2048;
 

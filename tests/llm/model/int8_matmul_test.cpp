@@ -382,10 +382,20 @@ TEST_CASE("the CPU levels: the host runs native and every level it lists, and re
     if (l == "avx2") CHECK(std::find(t.features.begin(), t.features.end(), "+avx512f") == t.features.end());
     if (l == "avx512") CHECK(!t.vnni);
     if (l == "avx512vnni") CHECK(t.vnni);
-    // Software prefetch follows the microarchitecture (off on Zen 4 only), whatever the level.
-    CHECK(t.software_prefetch == (t.cpu != "znver4"));
+    // Software prefetch follows the microarchitecture (off on Zen 4 and Zen 5), whatever the level.
+    if (std::getenv("TG_CPU_PREFETCH") == nullptr) CHECK(t.software_prefetch == (t.cpu != "znver4" && t.cpu != "znver5"));
     CHECK(t.isa().prefetch == t.software_prefetch);
   }
+  // TG_CPU_PREFETCH overrides it either way, and names a bad value.
+  const char* before = std::getenv("TG_CPU_PREFETCH");
+  const std::string kept = before ? before : "";
+  setenv("TG_CPU_PREFETCH", "on", 1);
+  CHECK(tg::cpu::detect_cpu_target("native").software_prefetch);
+  setenv("TG_CPU_PREFETCH", "off", 1);
+  CHECK_FALSE(tg::cpu::detect_cpu_target("native").software_prefetch);
+  setenv("TG_CPU_PREFETCH", "sometimes", 1);
+  CHECK_THROWS_WITH_AS(tg::cpu::detect_cpu_target("native"), "TG_CPU_PREFETCH=sometimes: give on or off", tg::usage_error);
+  if (before) setenv("TG_CPU_PREFETCH", kept.c_str(), 1); else unsetenv("TG_CPU_PREFETCH");
   CHECK_THROWS_WITH_AS(tg::cpu::detect_cpu_target("sse9"),
                        "TG_CPU_FEATURES=sse9: not a level (avx2, avx512, avx512vnni or native)", tg::usage_error);
 }
