@@ -99,7 +99,9 @@ tune::trial_result nv_candidate_runner::run(program& candidate, const codegen::k
   }
   send_slots(setup);
 
-  const nv_ptx_kernel& k = static_cast<nv_ptx_candidate&>(candidate).kernel;
+  auto* ptx = dynamic_cast<nv_ptx_candidate*>(&candidate);
+  if (ptx == nullptr) throw usage_error("NV: the BEAM runner runs only what its own compile made (PTX for its worker)");
+  const nv_ptx_kernel& k = ptx->kernel;
   nv_kernel_args args;
   lay_out_kernel_args(k.shape, setup.vars, args);
   worker::message_writer m;
