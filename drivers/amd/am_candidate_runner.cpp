@@ -7,7 +7,6 @@
 
 #include <tg/core/error.hpp>
 
-#include "runtime/opt/target_opts.hpp"
 #include "runtime/queue/emit_signal.hpp"
 #include "runtime/tune/gpu_candidates.hpp"
 
@@ -52,9 +51,7 @@ am_candidate_runner::~am_candidate_runner() {
 }
 
 codegen::kernel_opts am_candidate_runner::default_opts(const kernel_source& source) {
-  kernel_source untuned = source;
-  untuned.group_lanes = 0;
-  return opt::choose_opts_for(device_.kernel_traits(), untuned);
+  return tune::gpu_default_opts(device_.kernel_traits(), source);
 }
 
 codegen::kernel_opts am_candidate_runner::normalize(const codegen::kernel_opts& opts, const kernel_source& source) {
@@ -63,8 +60,7 @@ codegen::kernel_opts am_candidate_runner::normalize(const codegen::kernel_opts& 
 
 std::vector<codegen::kernel_opts> am_candidate_runner::neighbours(const codegen::kernel_opts& from,
                                                                   const kernel_source& source) {
-  const opt::gpu_traits& t = device_.kernel_traits().gpu;
-  return tune::gpu_neighbours(from, tune::gpu_space_of(source.nodes, source.global_ranges, t.wave_lanes, t.max_reduce_unroll));
+  return tune::gpu_neighbours_for(device_.kernel_traits().gpu, from, source);
 }
 
 tune::trial_result am_candidate_runner::run(program& candidate, const codegen::kernel_opts& opts,

@@ -7,7 +7,6 @@
 
 #include "drivers/nv/nv_program.hpp"
 #include "drivers/nv/nv_ptx.hpp"
-#include "runtime/opt/target_opts.hpp"
 #include "runtime/tune/gpu_candidates.hpp"
 
 namespace tg::nv {
@@ -40,9 +39,7 @@ nv_candidate_runner::nv_candidate_runner(const nv_backend& device)
 nv_candidate_runner::~nv_candidate_runner() = default;
 
 codegen::kernel_opts nv_candidate_runner::default_opts(const kernel_source& source) {
-  kernel_source untuned = source;
-  untuned.group_lanes = 0;
-  return opt::choose_opts_for(ptx_->traits(), untuned);
+  return tune::gpu_default_opts(ptx_->traits(), source);
 }
 
 codegen::kernel_opts nv_candidate_runner::normalize(const codegen::kernel_opts& opts, const kernel_source& source) {
@@ -51,8 +48,7 @@ codegen::kernel_opts nv_candidate_runner::normalize(const codegen::kernel_opts& 
 
 std::vector<codegen::kernel_opts> nv_candidate_runner::neighbours(const codegen::kernel_opts& from,
                                                                   const kernel_source& source) {
-  const opt::gpu_traits& t = ptx_->traits().gpu;
-  return tune::gpu_neighbours(from, tune::gpu_space_of(source.nodes, source.global_ranges, t.wave_lanes, t.max_reduce_unroll));
+  return tune::gpu_neighbours_for(ptx_->traits().gpu, from, source);
 }
 
 std::shared_ptr<program> nv_candidate_runner::compile(const kernel_source& source) {
@@ -87,6 +83,8 @@ void nv_candidate_runner::send_slots(const tune::trial_setup& setup) {
 tune::trial_result nv_candidate_runner::run(program& candidate, const codegen::kernel_opts& opts,
                                             const tune::trial_setup& setup) {
   using status = tune::trial_result::status;
+  auto* ptx = dynamic_cast<nv_ptx_candidate*>(&candidate);
+  if (ptx == nullptr) throw usage_error("NV: the BEAM runner runs only what its own compile made (PTX for its worker)");
   if (!worker_.running()) {
     sent_inputs_.clear();
     try {
@@ -99,8 +97,6 @@ tune::trial_result nv_candidate_runner::run(program& candidate, const codegen::k
   }
   send_slots(setup);
 
-  auto* ptx = dynamic_cast<nv_ptx_candidate*>(&candidate);
-  if (ptx == nullptr) throw usage_error("NV: the BEAM runner runs only what its own compile made (PTX for its worker)");
   const nv_ptx_kernel& k = ptx->kernel;
   nv_kernel_args args;
   lay_out_kernel_args(k.shape, setup.vars, args);
@@ -120,6 +116,8 @@ tune::trial_result nv_candidate_runner::run(program& candidate, const codegen::k
   if (got == worker::received::timed_out)
     return outcome(status::timed_out, str("GPU hang: no answer after ", setup.timeout.count(), " ms; the BEAM worker was ",
                                           worker_.stop(true), " and its context with it"));
+  if (got == worker::received::malformed)  // not to be trusted with another candidate
+    return outcome(status::failed, "a malformed answer from the BEAM worker; it was " + worker_.stop(true));
   if (got != worker::received::ok) return outcome(status::crashed, "the BEAM worker died: " + worker_.stop(false));
 
   try {

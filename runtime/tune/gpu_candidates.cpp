@@ -76,4 +76,15 @@ std::vector<codegen::kernel_opts> gpu_neighbours(const codegen::kernel_opts& fro
   return out;
 }
 
+codegen::kernel_opts gpu_default_opts(const opt::target_traits& target, const kernel_source& source) {
+  kernel_source untuned = source;
+  untuned.group_lanes = 0;
+  return opt::choose_opts_for(target, untuned);
+}
+
+std::vector<codegen::kernel_opts> gpu_neighbours_for(const opt::gpu_traits& target, const codegen::kernel_opts& from,
+                                                     const kernel_source& source) {
+  return gpu_neighbours(from, gpu_space_of(source.nodes, source.global_ranges, target.wave_lanes, target.max_reduce_unroll));
+}
+
 }  // namespace tg::tune

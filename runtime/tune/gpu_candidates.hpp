@@ -10,7 +10,9 @@
 #include <span>
 #include <vector>
 #include <tg/ast/node.hpp>
+#include <tg/device/backend.hpp>
 #include "runtime/codegen/llvm_kernel.hpp"
+#include "runtime/opt/target_opts.hpp"
 
 namespace tg::tune {
 
@@ -30,5 +32,12 @@ codegen::kernel_opts normalize_gpu(const codegen::kernel_opts& opts, int global_
 
 // The neighbours of `from` (normalized, `from` itself excluded).
 std::vector<codegen::kernel_opts> gpu_neighbours(const codegen::kernel_opts& from, const gpu_space& space);
+
+// What a GPU runner's search starts from and moves through (every GPU runner's default_opts and
+// neighbours): the target's default schedule for `source` with any schedule it carries dropped,
+// and the neighbours within the target's waves and unroll limit.
+codegen::kernel_opts gpu_default_opts(const opt::target_traits& target, const kernel_source& source);
+std::vector<codegen::kernel_opts> gpu_neighbours_for(const opt::gpu_traits& target, const codegen::kernel_opts& from,
+                                                     const kernel_source& source);
 
 }  // namespace tg::tune
