@@ -60,10 +60,12 @@ lanes emitter::compute(int n) {
   const lanes &a = emit(x.src[0]), &c = emit(x.src[1]), &d = emit(x.src[2]);
   if (x.o == ast::op::where) {
     return per_lane({&a, &c, &d}, [&](std::size_t l) {
-      llvm::Value *p = c[l], *q = d[l];
+      llvm::Value *p = c[l], *q = d[l], *cond = a[l];
       match(p, q);
-      if (is_vec(a[l])) p = widen(p), q = widen(q);
-      return b_.CreateSelect(a[l], p, q);
+      // A condition of an outer lane reduce's ranges only (emitted once, at its narrower width)
+      // selects between values of the inner one: repeated over the inner lanes like them.
+      if (is_vec(cond)) cond = widen(cond), p = widen(p), q = widen(q);
+      return b_.CreateSelect(cond, p, q);
     });
   }
   if (x.o == ast::op::mul_add) {
