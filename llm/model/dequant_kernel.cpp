@@ -296,6 +296,61 @@ int_weight int_form(kernel_builder& kb, int slot, tensor_type type, std::int64_t
   }
 }
 
+kvalue k_int_min(kernel_builder& kb, int slot, tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
+                 kvalue sub) {
+  if (type != tensor_type::q4_k && type != tensor_type::q5_k)
+    throw usage_error(str("k_int_min: tensor type ", gguf::tensor_type_name(type), " is not Q4_K or Q5_K"));
+  const std::int64_t bytes = type == tensor_type::q4_k ? 144 : 176;
+  return kb.cast(dtype::int32, k_scale_min(kb, slot, row * row_bytes + blk * bytes + 4, sub).min);
+}
+
+// Q4_K/Q5_K: the two sub-blocks of a pair share their 32 bytes of nibbles, so one 32-byte load
+// serves both: the low nibbles are sub-block 2 * pair, the high ones 2 * pair + 1 (ggml-quants.c,
+// dequantize_row_q4_K: `q[l] & 0xF` then `q[l] >> 4`). Per lane a select of the two, as bytes.
+// Q6_K: the pair's low 4 bits are 64 neighbouring bytes (the same nibble of both), their high
+// 2 bits the same 32 bytes shifted by 2 more for the second (dequantize_row_q6_K: ql[l] and
+// ql[l + 32], qh[l] >> 0 and >> 2 for quarters 0 and 1), and each 16 values have a scale: four
+// per pair, one 4-byte load spread over the lanes.
+int_weight_pair k_int_form_pair(kernel_builder& kb, int slot, tensor_type type, std::int64_t row_bytes, kvalue row,
+                                kvalue blk, std::int64_t pair, kvalue j64, kvalue j64_pair) {
+  auto bits = [&](std::int64_t count) { return kb.cast(dtype::uint8, kb.index(count)); };
+  auto byte = [&](kvalue at) { return kb.load<std::uint8_t>(slot, at); };
+  const std::int64_t half_row = row_bytes / 2;
+  auto first = j64_pair < kb.index(32);  // the pair's first sub-block
+  auto j = j64 % 32;
+  int_weight_pair w;
+  if (type == tensor_type::q6_k) {
+    auto base = row * row_bytes + blk * 210;
+    const std::int64_t half = pair / 2, shift = (pair % 2) * 4, high_shift = (pair % 2) * 4;
+    auto low = (byte(base + half * 64 + j64) >> bits(shift)) & 15;
+    auto packed_high = byte(base + 128 + half * 32 + j);
+    auto high = kb.where(first, (packed_high >> bits(high_shift)) & 3, (packed_high >> bits(high_shift + 2)) & 3);
+    w.q = kb.cast(dtype::int32, low | (high << 4));
+    w.a = kb.cast(dtype::int32, kb.load<std::int8_t>(slot, base + 192 + pair * 4 + j64_pair / 16));
+    w.block_a = f16(kb, slot, row * half_row + blk * 105 + 104);
+    w.zero = kb.constant(dtype::uint8, 32);
+    return w;
+  }
+  if (type != tensor_type::q4_k && type != tensor_type::q5_k)
+    throw usage_error(str("k_int_form_pair: tensor type ", gguf::tensor_type_name(type), " is not a K-quant"));
+  const std::int64_t bytes = type == tensor_type::q4_k ? 144 : 176, qs_at = type == tensor_type::q4_k ? 16 : 48;
+  auto base = row * row_bytes + blk * bytes;
+  auto packed = byte(base + qs_at + pair * 32 + j);
+  auto q = kb.where(first, packed & 15, packed >> bits(4));
+  if (type == tensor_type::q5_k) {  // the fifth bits: bit `sub` of byte j of the 32 at offset 16
+    auto high = byte(base + 16 + j);
+    auto bit = kb.where(first, (high >> bits(2 * pair)) & 1, (high >> bits(2 * pair + 1)) & 1);
+    q = q | (bit << 4);
+  }
+  w.q = kb.cast(dtype::int32, q);
+  const auto word0 = row * (row_bytes / 4) + blk * (bytes / 4) + 1;
+  auto low_sub = k_scale_min_words(kb, slot, word0, 2 * pair), high_sub = k_scale_min_words(kb, slot, word0, 2 * pair + 1);
+  w.a = kb.where(first, low_sub.scale, high_sub.scale);
+  w.block_a = f16(kb, slot, row * half_row + blk * (bytes / 2));
+  w.block_b = f16(kb, slot, row * half_row + blk * (bytes / 2) + 1);
+  return w;
+}
+
 kvalue dequant(kernel_builder& kb, int slot, tensor_type type, std::int64_t row_bytes, kvalue row, kvalue g, kvalue j) {
   const auto& traits = gguf::traits_of(type);
   const std::int64_t cols = row_bytes / traits.block_bytes * traits.block_elems, gs = group_size(type, cols);

@@ -57,4 +57,22 @@ std::int64_t int_form_group(gguf::tensor_type type);
 int_weight int_form(kernel_builder& kb, int slot, gguf::tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
                     kvalue sub, kvalue j, kvalue j_pair, bool unsigned_q = false);
 
+// Q4_K, Q5_K and Q6_K as unsigned bytes, two sub-blocks at once: value j64 (< 64) of sub-blocks
+// 2 * pair and 2 * pair + 1 of super-block `blk` (j64 < 32 the first), with j64_pair the first
+// value of j64's quad (what one lane of a 4-byte dot takes). W = block_a * a * (q - zero) -
+// block_b * b: q the lane's byte, a its scale (Q4_K/Q5_K: the sub-block's, a select of the
+// pair's two; Q6_K: its 16 values'), zero Q6_K's 32 (none for the others), the min b from
+// k_int_min (Q4_K/Q5_K). For 512-bit quad dot products (vpdpbusd over 64 bytes) that cover the
+// pair: one per 64 values, where one sub-block fills only 256 bits.
+struct int_weight_pair {
+  kvalue q, a, zero;
+  kvalue block_a, block_b;
+};
+int_weight_pair k_int_form_pair(kernel_builder& kb, int slot, gguf::tensor_type type, std::int64_t row_bytes,
+                                kvalue row, kvalue blk, std::int64_t pair, kvalue j64, kvalue j64_pair);
+// Q4_K and Q5_K: the integer min of sub-block `sub` (any index value, e.g. one per vector lane)
+// of super-block `blk`, as int32.
+kvalue k_int_min(kernel_builder& kb, int slot, gguf::tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
+                 kvalue sub);
+
 }  // namespace tg::model

@@ -34,6 +34,7 @@ struct matmul_shape {
   std::int64_t tokens = 0;  // > 0: the token range's bound, fixed (matmul_prefill_kernel's `tokens`)
   bool own_sums = false;    // integer form, K-quants: the activations' sums from the loaded xq (build_matmul_int8)
   bool unsigned_q = false;  // quads on x86 (vpdpbusd): unsigned weight bytes, zero points in the dot (int_form)
+  bool sub_pairs = false;   // K-quant quads over 16 lanes: a sub-block pair per dot (k_int_form_pair)
 };
 
 // Software prefetch of the weight stream: each step of a matmul's group loop asks for the
@@ -135,7 +136,29 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
   auto xs = kb.load<float>(5, t * scales + g * (32 * per_block / scale_block));
   kvalue term, offset, isum, osum;
   int_weight iw;
-  for (std::int64_t sub = 0; sub < per_block; ++sub) {
+  // shape.sub_pairs: 16 lanes of quads, the first 8 on sub-block 2p and the last 8 on 2p + 1,
+  // whose nibbles are the low and high halves of the same 32 bytes (Q6_K: k_int_form_pair): per
+  // 64 values one 512-bit vpdpbusd and one multiply by a vector of the lanes' two scales, where
+  // a sub-block at a time took two 256-bit ones and two multiplies by a broadcast scale.
+  for (std::int64_t pair = 0; shape.sub_pairs && pair < per_block / 2; ++pair) {
+    auto e = kb.reduce_range(4);
+    auto pw = k_int_form_pair(kb, 1, w.type, w.row_bytes, n, g, pair, l * 4 + e, l * 4);
+    auto xq = kb.cast(dtype::int32, kb.load<std::int8_t>(2, t * K + g * (32 * per_block) + pair * 64 + l * 4 + e));
+    auto dot = kb.sum_lanes(pw.q * xq, e);
+    if (pw.zero.kb != nullptr) dot = dot - kb.sum_lanes(kb.cast(dtype::int32, pw.zero) * xq, e);
+    dot = dot * pw.a;
+    isum = isum.kb == nullptr ? dot : isum + dot;
+    iw.block_a = pw.block_a, iw.block_b = pw.block_b;
+  }
+  if (shape.sub_pairs && w.type != gguf::tensor_type::q6_k) {
+    // The mins times the sub-blocks' sums of xq across the lanes too, sub-block l in lane l < 8
+    // (the others 0), where as scalars they took about 40 of the 110 instructions a super-block
+    // (llvm-mca, znver5).
+    auto sub = l % 8;
+    auto b = k_int_min(kb, 1, w.type, w.row_bytes, n, g, sub) * kb.load<std::int32_t>(6, t * (K / 32) + g * per_block + sub);
+    osum = kb.where(l < kb.index(8), b, kb.constant(dtype::int32, 0));
+  }
+  for (std::int64_t sub = 0; !shape.sub_pairs && sub < per_block; ++sub) {
     auto at = g * per_block + kb.index(sub);  // the 32-value group
     std::vector<std::pair<kvalue, kvalue>> dots;  // per half: the integer dot and its scale a
     kvalue lane_sum;  // shape.own_sums: this lane's part of the group's sum of xq
@@ -194,9 +217,9 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
     term = kb.cast(dtype::float32, isum) * (iw.block_a * xs);
     if (osum.kb != nullptr) offset = kb.cast(dtype::float32, osum) * (iw.block_b * xs);
   }
-  // The offsets, scalars, are shared out over the lanes; a lane's own sums are its part already.
-  if (offset.kb != nullptr)
-    term = shape.own_sums && per_block > 1 ? term - offset : term - offset * (1.0 / double(lanes));
+  // Scalar offsets are shared out over the lanes; offsets per lane (a lane's own sums) are its part already.
+  const bool lane_offsets = (shape.own_sums || shape.sub_pairs) && per_block > 1;
+  if (offset.kb != nullptr) term = lane_offsets ? term - offset : term - offset * (1.0 / double(lanes));
   auto acc = kb.sum_lanes(kb.sum(prefetch_ahead(kb, w, shape, n, g, K / 32 / per_block, term), g), l);
   if (epilogue.bias) acc = acc + kb.load<float>(4, n);
   if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);
@@ -267,7 +290,17 @@ bool cpu_decode_quads(const weight& w, matmul_form form) {
          (t == tensor_type::q4_0 || t == tensor_type::q4_1 || t == tensor_type::q5_0 || t == tensor_type::q5_1 ||
           t == tensor_type::q4_k || t == tensor_type::q5_k || t == tensor_type::q6_k);
 }
+// K-quant quads on the CPU: a sub-block pair per 512-bit dot (matmul_shape::sub_pairs), where
+// one sub-block per 256-bit dot left these matvecs bound by instructions, not memory. Zen 5
+// (EPYC Turin, 2 threads): instructions per super-block (llvm-mca, znver5) Q4_K 109 -> 86,
+// Q6_K 153 -> 81; matvec_types_bench with the weights in cache (MATVEC_HOT=1 MATVEC_MB=1, GB/s)
+// Q4_K 38-43 -> 48-57, Q5_K 45 -> 52-53, Q6_K 20-45 -> 26-60; the 1B Q4_K_M decode, interleaved
+// with the previous build, 32-41 -> 44-53 tok/s (one run) and 41-50 -> 43-53 (a second).
+bool cpu_decode_pairs(const weight& w, matmul_form form) {
+  return cpu_decode_quads(w, form) && int_form_group(w.type) == 256 && uses_int8_activations(w);
+}
 int decode_int_lanes(const weight& w, matmul_form form) {
+  if (cpu_decode_pairs(w, form)) return 16;
   const bool eight = form == matmul_form::gpu || (w.type == gguf::tensor_type::q4_k && form == matmul_form::narrow) ||
                      cpu_decode_quads(w, form);
   return eight ? 8 : 16;
@@ -286,7 +319,8 @@ int decode_int_lanes(const weight& w, matmul_form form) {
 //   shifted per lane (vpsrlvw), where 8 lanes over each half took them twice (Q5_0 29 ->
 //   38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29).
 // - With AVX-512 VNNI, all of these: 8 lanes of quads, unsigned bytes against the
-//   activations' int8 copy (cpu_decode_quads).
+//   activations' int8 copy (cpu_decode_quads); the K-quants 16 lanes over a sub-block pair
+//   (cpu_decode_pairs).
 // - Q8_0, and Q4_0/Q4_1/Q5_0/Q5_1 with VNNI tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
 // - A GPU (matmul_form::gpu): 8 lanes of quads for every type.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_form form) {
@@ -295,7 +329,7 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
   return pick_matmul(w, rows, first, epilogue,
                      {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = decode_int_lanes(w, form),
                       .quads = form == matmul_form::gpu || cpu_quads, .own_sums = form == matmul_form::gpu,
-                      .unsigned_q = cpu_quads});
+                      .unsigned_q = cpu_quads, .sub_pairs = cpu_decode_pairs(w, form)});
 }
 
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
@@ -344,7 +378,8 @@ ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launc
   return pick_matmul(w, rows, -1, epilogue,  // matmul_kernel's lanes: the rows must match it
                      {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = decode_int_lanes(w, form),
                       .exact_rows = true, .quads = form == matmul_form::gpu || cpu_quads,
-                      .own_sums = form == matmul_form::gpu, .unsigned_q = cpu_quads});
+                      .own_sums = form == matmul_form::gpu, .unsigned_q = cpu_quads,
+                      .sub_pairs = cpu_decode_pairs(w, form)});
 }
 
 }  // namespace tg::model
