@@ -8,6 +8,8 @@
 //                              # also runs llama.cpp's llama-bench on each file, right after tg's
 //                              # run of it (same threads, prompt and generation lengths), and
 //                              # prints tg / llama.cpp
+//   LLM_BENCH_ONLY=1b-Q4_K_M llm_bench build/models
+//                              # only the models whose name (preset-format) contains the text
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -38,7 +40,7 @@ struct bench_model {
   tg::synth::weight_format format;
 };
 
-const bench_model models[] = {
+const bench_model all_models[] = {
     {"llama3.2-1b", tg::synth::weight_format::q8_0},
     {"llama3.2-1b", tg::synth::weight_format::q4_k_m},
     {"qwen2.5-0.5b", tg::synth::weight_format::q8_0},
@@ -119,6 +121,15 @@ int main(int argc, char** argv) {
   setenv("TG_THREADS", std::to_string(threads).c_str(), 1);
   const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::path("models");
   try {
+    std::vector<bench_model> models;
+    const char* only = std::getenv("LLM_BENCH_ONLY");
+    for (const auto& m : all_models)
+      if (only == nullptr || (std::string(m.preset) + "-" + std::string(tg::synth::weight_format_name(m.format))).find(only) != std::string::npos)
+        models.push_back(m);
+    if (models.empty()) {
+      std::fprintf(stderr, "llm_bench: LLM_BENCH_ONLY=%s matches none of the models (llama3.2-1b-Q8_0, llama3.2-1b-Q4_K_M, qwen2.5-0.5b-Q8_0, qwen2.5-0.5b-Q4_K_M)\n", only);
+      return 2;
+    }
     std::vector<fs::path> paths;
     for (const auto& m : models) paths.push_back(synthesized(dir, m));
     const double bandwidth_before = tg::bench::measure_read_bandwidth({.threads = threads});
