@@ -123,11 +123,14 @@ int main(int argc, char** argv) {
   try {
     std::vector<bench_model> models;
     const char* only = std::getenv("LLM_BENCH_ONLY");
-    for (const auto& m : all_models)
-      if (only == nullptr || (std::string(m.preset) + "-" + std::string(tg::synth::weight_format_name(m.format))).find(only) != std::string::npos)
-        models.push_back(m);
+    std::string names;
+    for (const auto& m : all_models) {
+      const std::string name = std::string(m.preset) + "-" + std::string(tg::synth::weight_format_name(m.format));
+      names += (names.empty() ? "" : ", ") + name;
+      if (only == nullptr || name.find(only) != std::string::npos) models.push_back(m);
+    }
     if (models.empty()) {
-      std::fprintf(stderr, "llm_bench: LLM_BENCH_ONLY=%s matches none of the models (llama3.2-1b-Q8_0, llama3.2-1b-Q4_K_M, qwen2.5-0.5b-Q8_0, qwen2.5-0.5b-Q4_K_M)\n", only);
+      std::fprintf(stderr, "llm_bench: LLM_BENCH_ONLY=%s matches none of the models (%s)\n", only, names.c_str());
       return 2;
     }
     std::vector<fs::path> paths;
