@@ -321,10 +321,12 @@ int_weight_pair k_int_form_pair(kernel_builder& kb, int slot, tensor_type type, 
   int_weight_pair w;
   if (type == tensor_type::q6_k) {
     auto base = row * row_bytes + blk * 210;
-    const std::int64_t half = pair / 2, shift = (pair % 2) * 4, high_shift = (pair % 2) * 4;
+    // quarters 0-1 of a 128-value half (pair % 2 == 0) take the low nibbles and qh bits 0 and 2,
+    // quarters 2-3 the high nibbles and qh bits 4 and 6: one shift for both
+    const std::int64_t half = pair / 2, shift = (pair % 2) * 4;
     auto low = (byte(base + half * 64 + j64) >> bits(shift)) & 15;
     auto packed_high = byte(base + 128 + half * 32 + j);
-    auto high = kb.where(first, (packed_high >> bits(high_shift)) & 3, (packed_high >> bits(high_shift + 2)) & 3);
+    auto high = kb.where(first, (packed_high >> bits(shift)) & 3, (packed_high >> bits(shift + 2)) & 3);
     w.q = kb.cast(dtype::int32, low | (high << 4));
     w.a = kb.cast(dtype::int32, kb.load<std::int8_t>(slot, base + 192 + pair * 4 + j64_pair / 16));
     w.block_a = f16(kb, slot, row * half_row + blk * 105 + 104);
