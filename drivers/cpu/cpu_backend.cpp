@@ -121,7 +121,9 @@ std::string isa_form(std::span<const ast::node> nodes, const codegen::kernel_opt
   const int vector = opts.vector_lanes && !opts.upcast.empty() ? opts.upcast.back() : 0;
   std::string form = str(target.level == "native" ? "native (" + target.cpu + ")" : target.level, ", ", target.vector_bits, "-bit");
   if (pairs) form += target.vnni ? ", int8 dot vpdpwssd" : ", int8 dot vpmaddwd+vpaddd";
-  if (quads) form += target.vnni && target.vector_bits == 512 ? ", int8 dot vpdpbusd" : ", int8 quad dot (no VNNI: generic)";
+  if (quads) form += target.vnni && target.vector_bits == 512 ? ", int8 dot vpdpbusd"
+                     : !target.vnni && target.vector_bits >= 256 ? ", int8 dot vpmaddubsw+vpmaddwd where the bytes allow"
+                                                                 : ", int8 quad dot (generic)";
   if (vector > 1) form += str(", ", vector, " output lanes per vector");
   if (std::count_if(opts.upcast.begin(), opts.upcast.end(), [](int u) { return u > 1; }) >= 2) {  // a 2-D register tile
     std::string tile;

@@ -283,10 +283,19 @@ namespace {
 //   x86_bit_masks.hpp), not two broadcast halves and a 512-bit vptestnmw: Q5_0 23-26 -> 29-30,
 //   Q5_1 19-24 -> 25.5-27. Where their rows are a multiple of 32 they decode from tiles instead
 //   (matmul_tiles.hpp: decode_tiles), bound by the memory there.
+// With AVX2 and no VNNI (Zen 3) the same quads are pmaddubsw then pmaddwd against ones
+// (x86_dot_sums.cpp: x86_quad_sums; exact, as every one of these bytes is below 128), where the
+// int16 pairs widened each byte first. Zen 3 (EPYC Milan, 2 vCPUs, 2 threads, matvec_types_bench,
+// GB/s, two interleaved runs, int16 pairs -> quads, K-quants over sub-block pairs): Q4_0 11.7-12.3
+// -> 16-19, Q4_1 11.1 -> 15.4-15.8, Q4_K 16.8-18.8 -> 20-22, Q5_K 15.5-16.7 -> 19-22, Q6_K 17-18
+// -> 18-26; Q5_0 and Q5_1 stay near 10 (their fifth bits, not the dot, bound them there). Not
+// measured: AVX-512 without VNNI (Skylake-X) and AVX-VNNI (256-bit), which keep the pairs.
 bool cpu_decode_quads(const weight& w, matmul_form form) {
   using gguf::tensor_type;
   const tensor_type t = w.type;
-  return form == matmul_form::wide && cpu::host_cpu_target().vnni &&
+  const cpu::cpu_target& cpu = cpu::host_cpu_target();
+  const bool avx2_quads = form == matmul_form::narrow && !cpu.vnni && cpu.vector_bits == 256;
+  return ((form == matmul_form::wide && cpu.vnni) || avx2_quads) &&
          (t == tensor_type::q4_0 || t == tensor_type::q4_1 || t == tensor_type::q5_0 || t == tensor_type::q5_1 ||
           t == tensor_type::q4_k || t == tensor_type::q5_k || t == tensor_type::q6_k);
 }
@@ -296,6 +305,9 @@ bool cpu_decode_quads(const weight& w, matmul_form form) {
 // Q6_K 153 -> 81; matvec_types_bench with the weights in cache (MATVEC_HOT=1 MATVEC_MB=1, GB/s)
 // Q4_K 38-43 -> 48-57, Q5_K 45 -> 52-53, Q6_K 20-45 -> 26-60; the 1B Q4_K_M decode, interleaved
 // with the previous build, 32-41 -> 44-53 tok/s (one run) and 41-50 -> 43-53 (a second).
+// With AVX2 the pair is two 256-bit dots; its per-lane scale vector and shared nibble load still
+// save instructions over a sub-block at a time (llvm-mca, znver3, cycles per super-block: Q4_K
+// 22.5 -> 20.2, Q5_K 26.5 -> 26.2, Q6_K 29.5 -> 24.7).
 bool cpu_decode_pairs(const weight& w, matmul_form form) {
   return cpu_decode_quads(w, form) && int_form_group(w.type) == 256 && uses_int8_activations(w);
 }
@@ -318,9 +330,9 @@ int decode_int_lanes(const weight& w, matmul_form form) {
 // - Q4_0/Q4_1/Q5_0/Q5_1: 16, taking a block's 16 nibble bytes once, widened to 32 words and
 //   shifted per lane (vpsrlvw), where 8 lanes over each half took them twice (Q5_0 29 ->
 //   38-41 GB/s, Q4_0 29-32 -> 30-37, Q4_1 26-30 -> 28-29).
-// - With AVX-512 VNNI, all of these: 8 lanes of quads, unsigned bytes against the
-//   activations' int8 copy (cpu_decode_quads); the K-quants 16 lanes over a sub-block pair
-//   (cpu_decode_pairs).
+// - With AVX-512 VNNI, or AVX2 without VNNI, all of these: 8 lanes of quads, unsigned bytes
+//   against the activations' int8 copy (cpu_decode_quads); the K-quants 16 lanes over a
+//   sub-block pair (cpu_decode_pairs; on AVX2 two 256-bit dots, one per sub-block).
 // - Q8_0, and Q4_0/Q4_1/Q5_0/Q5_1 with VNNI tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
 // - A GPU (matmul_form::gpu): 8 lanes of quads for every type.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_form form) {

@@ -112,8 +112,8 @@ struct activation_needs {
   bool wanted = false, sums = false, bytes = false;
 };
 
-// Where an input rounded to 8 bits lives: int16 values, scales, per-32 sums, and where tiles
-// hold quads (matmul_tiles.hpp: tile_quads_for) the values again as int8.
+// Where an input rounded to 8 bits lives: int16 values, scales, per-32 sums, and on the CPU the
+// values again as int8 for the kernels that take quads (VNNI tiles, decode quads).
 struct rounded_input {
   buffer xq, xs, xsum, xb;
 };

@@ -1,8 +1,10 @@
 // x86_dot_sums.cpp: see x86_dot_sums.hpp.
 #include "runtime/codegen/x86_dot_sums.hpp"
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/IR/Module.h>
 
 #include <functional>
 #include <vector>
@@ -80,16 +82,19 @@ llvm::Value* x86_pair_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value
 }
 
 // Quad sums of a product of an unsigned and a signed byte (either side may be a constant that
-// fits its byte), named as x86's vpdpbusd (Intel SDM: VPDPBUSD; AVX-512 VNNI) with a zero
-// accumulator, in chunks of the target's vector width, or null (no VNNI, another shape).
-// x86_fold_quad_sums then moves the running sum into the instruction's accumulator: LLVM does
-// not fold an add into it.
+// fits its byte), in chunks of the target's vector width, or null (another shape, or a form the
+// target lacks). With VNNI, x86's vpdpbusd (Intel SDM: VPDPBUSD; AVX-512 VNNI) with a zero
+// accumulator; x86_fold_quad_sums then moves the running sum into the instruction's accumulator:
+// LLVM does not fold an add into it. Without VNNI, pmaddubsw (PMADDUBSW: pair sums of the
+// products as saturated int16) then pmaddwd against ones (the pairs' sums as int32), the AVX2
+// form of the same dot: exact only where no pair sum saturates, so only where the unsigned side
+// is known below 128 (2 * 127 * 128 < 32768): the K-quants' and Q4/Q5's small values and zero
+// points, never Q8_0's offset bytes. Where it is not known the caller writes the sum out.
 llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer) {
   // 8 sums (one 32-value group of quads) on a 512-bit target take the 256-bit form (AVX-512 VL).
   const int chunk = isa.vector_bits == 512 && outer % 16 != 0 ? 8 : isa.vector_bits / 32;
   auto* mul = llvm::dyn_cast<llvm::BinaryOperator>(v);
-  if (!isa.vnni || (chunk != 16 && chunk != 8) || outer % chunk != 0 || mul == nullptr ||
-      mul->getOpcode() != llvm::Instruction::Mul)
+  if ((chunk != 16 && chunk != 8) || outer % chunk != 0 || mul == nullptr || mul->getOpcode() != llvm::Instruction::Mul)
     return nullptr;
   auto bytes = [&](llvm::Value* side, bool zext) -> llvm::Value* {  // the side as <4 outer x i8>, if it is one
     if (auto* c = llvm::dyn_cast<llvm::Constant>(side)) return constant_bytes(b, c, zext);  // a zero point
@@ -101,15 +106,27 @@ llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value
   llvm::Value *u = bytes(mul->getOperand(0), true), *sgn = bytes(mul->getOperand(1), false);
   if (u == nullptr || sgn == nullptr) u = bytes(mul->getOperand(1), true), sgn = bytes(mul->getOperand(0), false);
   if (u == nullptr || sgn == nullptr) return nullptr;
-  const auto id = chunk == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512 : llvm::Intrinsic::x86_avx512_vpdpbusd_256;
+  if (!isa.vnni) {
+    const llvm::DataLayout& layout = b.GetInsertBlock()->getModule()->getDataLayout();
+    if (!llvm::computeKnownBits(u, layout).Zero.isSignBitSet()) return nullptr;  // may reach 128: pmaddubsw could saturate
+  }
   auto* words = llvm::FixedVectorType::get(b.getInt32Ty(), unsigned(chunk));
+  auto* halves = llvm::FixedVectorType::get(b.getInt16Ty(), unsigned(2 * chunk));
   llvm::Value* zero = llvm::Constant::getNullValue(words);
+  llvm::Value* ones = llvm::ConstantInt::get(halves, 1);
   std::vector<llvm::Value*> parts;
   for (int at = 0; at < outer; at += chunk) {
     std::vector<int> mask;
     for (int f = 0; f < 4 * chunk; ++f) mask.push_back(4 * at + f);
     llvm::Value *pu = outer == chunk ? u : b.CreateShuffleVector(u, mask), *ps = outer == chunk ? sgn : b.CreateShuffleVector(sgn, mask);
-    parts.push_back(b.CreateIntrinsic(id, {}, {zero, b.CreateBitCast(pu, words), b.CreateBitCast(ps, words)}));
+    if (isa.vnni) {
+      const auto id = chunk == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512 : llvm::Intrinsic::x86_avx512_vpdpbusd_256;
+      parts.push_back(b.CreateIntrinsic(id, {}, {zero, b.CreateBitCast(pu, words), b.CreateBitCast(ps, words)}));
+      continue;
+    }
+    const bool wide = chunk == 16;
+    llvm::Value* pairs = b.CreateIntrinsic(wide ? llvm::Intrinsic::x86_avx512_pmaddubs_w_512 : llvm::Intrinsic::x86_avx2_pmadd_ub_sw, {}, {pu, ps});
+    parts.push_back(b.CreateIntrinsic(wide ? llvm::Intrinsic::x86_avx512_pmaddw_d_512 : llvm::Intrinsic::x86_avx2_pmadd_wd, {}, {pairs, ones}));
   }
   return concat(b, parts);
 }

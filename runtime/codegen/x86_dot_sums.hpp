@@ -1,7 +1,7 @@
 // x86_dot_sums.hpp: the int8 matmuls' lane sums named as the x86 instructions that compute them
 // (llvm_emitter_reduce.cpp's reduce_as_lanes calls these): pair sums of 16-bit products as pmaddwd
 // (folded into vpdpwssd with VNNI by LLVM's instruction selection), quad sums of unsigned by
-// signed bytes as vpdpbusd (AVX-512 VNNI), whose running sum is folded in here because LLVM
+// signed bytes as vpdpbusd (AVX-512 VNNI; pmaddubsw + pmaddwd without it), whose running sum is folded in here because LLVM
 // does not. Each returns null where the target or the value's shape has no such instruction,
 // and the caller writes the sum out as shuffles and adds.
 #pragma once
@@ -16,7 +16,8 @@ namespace tg::codegen {
 llvm::Value* x86_pair_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer);
 // v: a multiply of a zero-extended and a sign-extended byte (either may be a constant that fits
 // its byte), <4 outer x i32>; the sums of its neighbouring quads, <outer x i32>, as vpdpbusd
-// with a zero accumulator (the 256-bit form for 8 sums on a 512-bit target).
+// with a zero accumulator (the 256-bit form for 8 sums on a 512-bit target), or without VNNI as
+// pmaddubsw and pmaddwd against ones where the unsigned bytes are known to be below 128.
 llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* v, int outer);
 // acc + v where v is x86_quad_sums' result: the same vpdpbusd calls accumulating onto acc's
 // pieces; null when v is not such a result.

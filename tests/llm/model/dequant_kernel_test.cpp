@@ -74,16 +74,17 @@ TEST_CASE("the quantized matmul kernel matches a float64 matmul of the dequantiz
     const bool int8 = tg::model::uses_int8_activations(w);
     if (int8) {
       const std::int64_t block = tg::model::activation_block_for(w);
+      auto kernel = tg::model::matmul_kernel(w, tg::model::var_tokens, -1);
+      const bool bytes = tg::model::reads_activation_bytes(kernel);  // quads (AVX2, VNNI) take int8, pairs int16
       tg::buffer xs = cpu().allocate(std::size_t(T * 256 / 32) * 4), xq = cpu().allocate(std::size_t(T * 256) * 2);
       cpu().launch(tg::model::activation_scale_kernel(256, tg::model::var_tokens, -1, block), std::vector<tg::buffer>{xs, xb}, vars);
-      cpu().launch(tg::model::activation_quant_kernel(256, tg::model::var_tokens, -1, block), std::vector<tg::buffer>{xq, xb, xs},
-                   vars);
+      cpu().launch(tg::model::activation_quant_kernel(256, tg::model::var_tokens, -1, block, bytes),
+                   std::vector<tg::buffer>{xq, xb, xs}, vars);
       tg::buffer xsum = cpu().allocate(std::size_t(T * 256 / 32) * 4);
-      auto sum = tg::model::activation_sum_kernel(256, tg::model::var_tokens, block);
+      auto sum = tg::model::activation_sum_kernel(256, tg::model::var_tokens, block, bytes);
       std::vector<tg::buffer> sum_slots{xsum, xq, xs};
       sum_slots.resize(std::size_t(sum.slot_count));
       cpu().launch(sum, sum_slots, vars);
-      auto kernel = tg::model::matmul_kernel(w, tg::model::var_tokens, -1);
       std::vector<tg::buffer> slots{out, w.data, xq, out, out, xs, xsum};
       slots.resize(std::size_t(kernel.slot_count));
       cpu().launch(kernel, slots, vars);

@@ -265,6 +265,9 @@ TEST_CASE("integer-dot matmuls match a scalar reference in every loop shape, for
                                  type == tensor_type::q5_1 || type == tensor_type::q4_k || type == tensor_type::q5_k ||
                                  type == tensor_type::q6_k;
           CHECK(tg::model::reads_activation_bytes(wide) == (quad_type && tg::cpu::host_cpu_target().vnni));
+          // AVX2 without VNNI: the default decode takes the same quads (pmaddubsw + pmaddwd).
+          const tg::cpu::cpu_target& host = tg::cpu::host_cpu_target();
+          if (!host.vnni && host.vector_bits == 256) CHECK(tg::model::reads_activation_bytes(kernel) == quad_type);
           run(wide);
           CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
         }

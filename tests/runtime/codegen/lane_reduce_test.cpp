@@ -2,7 +2,7 @@
 // nested (pairs summed inside lanes, as the int8 matmul does), around loops, with values
 // from the enclosing lanes used inside, under several loop shapes (scalar-lane tiles, and a
 // vector output range, where the hint falls back to a loop), against the AST interpreter;
-// and byte quads (the VNNI tiles' dot) named as vpdpbusd.
+// and byte quads (the VNNI tiles' dot) named as vpdpbusd, or pmaddubsw + pmaddwd without VNNI.
 #include "drivers/cpu/cpu_target.hpp"
 #include "tests/runtime/codegen/jit_check.hpp"
 
@@ -117,13 +117,16 @@ namespace {
 // 32-value group, the lanes summed once after the group loop g.
 // With `zero`, a zero point subtracted inside the dot as Q6_K's quads do: a second quad sum
 // whose unsigned side is the constant.
-tg::ast::kernel group_quads(bool zero = false) {
+// With `small`, the weight bytes masked to 6 bits (Q6_K's values): known below 128, so pmaddubsw
+// cannot saturate and the AVX2 form may take them.
+tg::ast::kernel group_quads(bool zero = false, bool small = false) {
   tg::kernel_builder kb;
   auto n = kb.output_range(6);
   auto g = kb.reduce_range(4);
   auto l = kb.reduce_range(8);
   auto e = kb.reduce_range(4);
-  auto w = kb.cast(tg::dtype::int32, kb.load<std::uint8_t>(1, n * 128 + g * 32 + l * 4 + e));
+  auto byte = kb.load<std::uint8_t>(1, n * 128 + g * 32 + l * 4 + e);
+  auto w = kb.cast(tg::dtype::int32, small ? byte & 63 : byte);
   auto x = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, g * 32 + l * 4 + e));
   auto dot = kb.sum_lanes(w * x, e);
   if (zero) dot = dot - kb.sum_lanes(kb.cast(tg::dtype::int32, kb.constant(tg::dtype::uint8, 32)) * x, e);
@@ -161,6 +164,38 @@ TEST_CASE("a constant zero point times signed byte quads is a vpdpbusd of the co
   const tg::cpu::cpu_target& host = tg::cpu::host_cpu_target();
   if (host.vnni && host.vector_bits == 512) check(group_quads(true), slots, {vnni});
   else MESSAGE("this CPU has no AVX-512 VNNI: the vpdpbusd kernel was not run");
+}
+
+TEST_CASE("without VNNI, byte quads known below 128 are pmaddubsw + pmaddwd; full bytes, which could saturate, are not; both agree") {
+  const std::vector<tg::test::slot> slots = {{tg::dtype::int32, 6}, {tg::dtype::uint8, 768}, {tg::dtype::int8, 128}};
+  const tg::cpu::cpu_target& host = tg::cpu::host_cpu_target();
+  for (int bits : {256, 512}) {
+    tg::codegen::kernel_opts avx{};
+    avx.isa = {bits, false};
+    // 8 sums take the 256-bit form on either target (as vpdpbusd does).
+    CHECK(count_of(tg::test::ir_of(group_quads(false, true), avx), "call <16 x i16> @llvm.x86.avx2.pmadd.ub.sw(") == 1);
+    CHECK(count_of(tg::test::ir_of(group_quads(true, true), avx), "call <16 x i16> @llvm.x86.avx2.pmadd.ub.sw(") == 2);  // and the zero point's
+    // A full byte times -128 twice is -65280: pmaddubsw would saturate it to -32768.
+    CHECK(tg::test::ir_of(group_quads(), avx).find("pmadd") == std::string::npos);
+    if (host.vector_bits < bits) {
+      MESSAGE("this CPU has no " << bits << "-bit integer vectors: the pmaddubsw kernels were not run at that width");
+      continue;
+    }
+    check(group_quads(false, true), slots, {avx});
+    check(group_quads(true, true), slots, {avx});
+    check(group_quads(), slots, {avx});  // random bytes reach 255 and -128: the fallback is exact
+  }
+  // A vector of 32 rows of quads (Q5's decode tiles: nibbles and a fifth bit, below 32) fills the
+  // target's width: four 256-bit pmaddubsw, or two 512-bit ones (AVX-512 BW).
+  const std::vector<tg::test::slot> tile_slots = {
+      {tg::dtype::int32, 128}, {tg::dtype::uint8, 2048}, {tg::dtype::int8, 64}, {tg::dtype::uint8, 512}};
+  tg::codegen::kernel_opts rows{{1, 1, 32}, true};
+  rows.isa = {256, false};
+  CHECK(count_of(tg::test::ir_of(byte_quads(true), rows), "call <16 x i16> @llvm.x86.avx2.pmadd.ub.sw(") == 4);
+  if (host.vector_bits >= 256) check(byte_quads(true), tile_slots, {rows});
+  rows.isa = {512, false};
+  CHECK(count_of(tg::test::ir_of(byte_quads(true), rows), "call <32 x i16> @llvm.x86.avx512.pmaddubs.w.512(") == 2);
+  if (host.vector_bits >= 512) check(byte_quads(true), tile_slots, {rows});
 }
 
 TEST_CASE("a row's value read inside its quad lanes is one vector load of the rows, each repeated over its lanes") {
