@@ -1,5 +1,6 @@
 // llvm_emitter_values.cpp: values: elementwise ops, affine index tracking, loads, stores and prefetches (the emitter: llvm_emitter.hpp).
 #include "runtime/codegen/llvm_emitter.hpp"
+#include "runtime/codegen/x86_dot_sums.hpp"
 
 #include <llvm/IR/Intrinsics.h>
 #include <algorithm>
@@ -52,6 +53,8 @@ lanes emitter::compute(int n) {
     return per_lane({&a, &c}, [&](std::size_t l) {
       llvm::Value *p = a[l], *q = c[l];
       match(p, q);
+      if (x.o == ast::op::mul && !is_float(t))  // a K-quant's sub-block dot times its scale (AVX2)
+        if (llvm::Value* scaled = x86_scale_quad_sums(b_, p, q)) return scaled;
       llvm::Value* r = binary(x.o, t, p, q);
       if (is_vec(r) && t == dtype::int64 && !llvm::isa<llvm::Constant>(r)) track_affine(x.o, p, q, r);
       return r;

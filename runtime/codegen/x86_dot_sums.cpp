@@ -160,4 +160,74 @@ llvm::Value* x86_fold_quad_sums(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Va
   return concat(b, parts);
 }
 
+namespace {
+
+// The pmaddwd calls against ones that x86_quad_sums' AVX2 form ends in (maybe concatenated), in
+// order; false when v is not one.
+bool madd_ones_calls(llvm::Value* v, std::vector<llvm::CallInst*>& calls) {
+  if (auto* call = llvm::dyn_cast<llvm::CallInst>(v)) {
+    const auto id = call->getIntrinsicID();
+    if (id != llvm::Intrinsic::x86_avx2_pmadd_wd && id != llvm::Intrinsic::x86_avx512_pmaddw_d_512) return false;
+    auto* ones = llvm::dyn_cast<llvm::Constant>(call->getArgOperand(1));
+    auto* one = ones != nullptr ? llvm::dyn_cast_or_null<llvm::ConstantInt>(ones->getSplatValue()) : nullptr;
+    if (one == nullptr || !one->isOne()) return false;
+    calls.push_back(call);
+    return true;
+  }
+  auto* shuffle = llvm::dyn_cast<llvm::ShuffleVectorInst>(v);
+  return shuffle != nullptr && shuffle->isConcat() && madd_ones_calls(shuffle->getOperand(0), calls) &&
+         madd_ones_calls(shuffle->getOperand(1), calls);
+}
+
+// v (quad sums, or a sum or difference of them) times the scale whose int16 value pairs are
+// `pairs` (<2N x i16>: each of v's N lanes' scale twice), as the same pmaddwd calls taking the
+// pairs where they took ones; null when v is none of these.
+llvm::Value* scaled_sums(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* pairs) {
+  std::vector<llvm::CallInst*> calls;
+  if (madd_ones_calls(v, calls)) {
+    const unsigned chunk = width_of(calls[0]->getArgOperand(1));  // int16 lanes per call
+    if (chunk * calls.size() != width_of(pairs)) return nullptr;
+    std::vector<llvm::Value*> parts;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      std::vector<int> mask;
+      for (unsigned f = 0; f < chunk; ++f) mask.push_back(int(i * chunk + f));
+      llvm::Value* piece = calls.size() == 1 ? pairs : b.CreateShuffleVector(pairs, mask);
+      parts.push_back(b.CreateIntrinsic(calls[i]->getIntrinsicID(), {}, {calls[i]->getArgOperand(0), piece}));
+    }
+    return concat(b, parts);
+  }
+  auto* op = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (op == nullptr || (op->getOpcode() != llvm::Instruction::Add && op->getOpcode() != llvm::Instruction::Sub)) return nullptr;
+  llvm::Value* left = scaled_sums(b, op->getOperand(0), pairs);
+  llvm::Value* right = left != nullptr ? scaled_sums(b, op->getOperand(1), pairs) : nullptr;
+  if (right == nullptr) return nullptr;
+  return op->getOpcode() == llvm::Instruction::Add ? b.CreateAdd(left, right) : b.CreateSub(left, right);
+}
+
+}  // namespace
+
+// a * c where one is x86_quad_sums' AVX2 result (pmaddwd of the byte pairs' sums against ones)
+// and the other an int32 scale that fits 16 bits (the K-quants' sub-block scales): the pmaddwd
+// takes the scale in place of the ones, pmaddwd(p, s) = p0 s + p1 s = (p0 + p1) s, the same int32
+// (modulo 2^32, as the multiply is), so the vpmulld goes (ggml's AVX2 K-quant dots,
+// ggml-cpu/arch/x86/quants.c, multiply by their scales the same way). A sum or difference of
+// such results (a zero point's dot subtracted) distributes. Null where neither side fits.
+llvm::Value* x86_scale_quad_sums(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c) {
+  if (!is_vec(a) || a->getType() != c->getType() || !a->getType()->getScalarType()->isIntegerTy(32)) return nullptr;
+  const llvm::DataLayout& layout = b.GetInsertBlock()->getModule()->getDataLayout();
+  for (auto [sums, scale] : {std::pair{a, c}, std::pair{c, a}}) {
+    std::vector<llvm::CallInst*> calls;
+    auto* op = llvm::dyn_cast<llvm::BinaryOperator>(sums);
+    const bool shaped = madd_ones_calls(sums, calls) ||
+                        (op != nullptr && (op->getOpcode() == llvm::Instruction::Add || op->getOpcode() == llvm::Instruction::Sub));
+    if (!shaped || llvm::ComputeNumSignBits(scale, layout) < 17) continue;  // not a 16-bit value
+    const unsigned n = width_of(scale);
+    std::vector<int> twice;
+    for (unsigned f = 0; f < 2 * n; ++f) twice.push_back(int(f / 2));
+    llvm::Value* narrow = b.CreateTrunc(scale, llvm::FixedVectorType::get(b.getInt16Ty(), n));
+    if (llvm::Value* out = scaled_sums(b, sums, b.CreateShuffleVector(narrow, twice))) return out;
+  }
+  return nullptr;
+}
+
 }  // namespace tg::codegen

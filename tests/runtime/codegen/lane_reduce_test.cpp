@@ -3,6 +3,8 @@
 // from the enclosing lanes used inside, under several loop shapes (scalar-lane tiles, and a
 // vector output range, where the hint falls back to a loop), against the AST interpreter;
 // and byte quads (the VNNI tiles' dot) named as vpdpbusd, or pmaddubsw + pmaddwd without VNNI.
+#include <sstream>
+
 #include "drivers/cpu/cpu_target.hpp"
 #include "tests/runtime/codegen/jit_check.hpp"
 
@@ -134,6 +136,23 @@ tg::ast::kernel group_quads(bool zero = false, bool small = false) {
   return kb.finish();
 }
 
+// group_quads' small-byte dot (and zero point) times a per-group scale before the group sum, as the
+// K-quants' decode multiplies each sub-block's dot: a 6-bit scale (slot 3, masked), or with
+// `wide_scale` a full int32 (slot 4), which no 16-bit pmaddwd operand can hold.
+tg::ast::kernel scaled_quads(bool wide_scale) {
+  tg::kernel_builder kb;
+  auto n = kb.output_range(6);
+  auto g = kb.reduce_range(4);
+  auto l = kb.reduce_range(8);
+  auto e = kb.reduce_range(4);
+  auto w = kb.cast(tg::dtype::int32, kb.load<std::uint8_t>(1, n * 128 + g * 32 + l * 4 + e) & 63);
+  auto x = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, g * 32 + l * 4 + e));
+  auto dot = kb.sum_lanes(w * x, e) - kb.sum_lanes(kb.cast(tg::dtype::int32, kb.constant(tg::dtype::uint8, 32)) * x, e);
+  auto scale = wide_scale ? kb.load<std::int32_t>(4, n * 4 + g) : kb.cast(tg::dtype::int32, kb.load<std::uint8_t>(3, n * 4 + g) & 63);
+  kb.store(0, n, kb.sum_lanes(kb.sum(dot * scale, g), l));
+  return kb.finish();
+}
+
 int count_of(const std::string& text, const std::string& what) {
   int n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -196,6 +215,34 @@ TEST_CASE("without VNNI, byte quads known below 128 are pmaddubsw + pmaddwd; ful
   rows.isa = {512, false};
   CHECK(count_of(tg::test::ir_of(byte_quads(true), rows), "call <32 x i16> @llvm.x86.avx512.pmaddubs.w.512(") == 2);
   if (host.vector_bits >= 512) check(byte_quads(true), tile_slots, {rows});
+}
+
+TEST_CASE("without VNNI, quad sums times a 16-bit scale are one pmaddwd against the scale, not ones and a multiply; a wider scale keeps the multiply; both agree") {
+  const std::vector<tg::test::slot> slots = {
+      {tg::dtype::int32, 6}, {tg::dtype::uint8, 768}, {tg::dtype::int8, 128}, {tg::dtype::uint8, 24}, {tg::dtype::int32, 24}};
+  tg::codegen::kernel_opts avx{};
+  avx.isa = {256, false};
+  // pmaddwd calls whose second operand is not the ones (unoptimised IR: the replaced calls
+  // against ones are still there, unused, until LLVM's passes drop them).
+  auto scaled_madds = [](const std::string& ir) {
+    int n = 0;
+    std::istringstream lines(ir);
+    for (std::string line; std::getline(lines, line);)
+      n += line.find("call <8 x i32> @llvm.x86.avx2.pmadd.wd(") != std::string::npos && line.find("i16 1,") == std::string::npos;
+    return n;
+  };
+  const std::string ir = tg::test::ir_of(scaled_quads(false), avx);
+  CHECK(scaled_madds(ir) == 2);  // the dot's and the zero point's
+  CHECK(ir.find("mul <8 x i32>") == std::string::npos);
+  const std::string wide = tg::test::ir_of(scaled_quads(true), avx);
+  CHECK(scaled_madds(wide) == 0);
+  CHECK(wide.find("mul <8 x i32>") != std::string::npos);
+  if (tg::cpu::host_cpu_target().vector_bits < 256) {
+    MESSAGE("this CPU has no 256-bit integer vectors: the pmaddwd kernels were not run");
+    return;
+  }
+  check(scaled_quads(false), slots, {avx});
+  check(scaled_quads(true), slots, {avx});  // random int32 scales: products wrap as the multiply does
 }
 
 TEST_CASE("a row's value read inside its quad lanes is one vector load of the rows, each repeated over its lanes") {
