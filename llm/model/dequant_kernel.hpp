@@ -53,9 +53,11 @@ struct int_weight {
 bool has_int_form(gguf::tensor_type type);
 std::int64_t int_form_group(gguf::tensor_type type);
 // unsigned_q: q as the file's unsigned value, a zero-extended byte (the unsigned side of x86's
-// vpdpbusd), with the zero point of Q4_0, Q5_0 and Q6_K apart in `zero`.
+// vpdpbusd), with the zero point of Q4_0, Q5_0 and Q6_K apart in `zero`. byte_bits (with
+// unsigned_q): Q5_0/Q5_1's fifth bits tested in byte lanes, the form AVX2 computes best; without
+// it in 16-bit halves, the form AVX-512 turns into a mask register (x86_bit_masks.hpp).
 int_weight int_form(kernel_builder& kb, int slot, gguf::tensor_type type, std::int64_t row_bytes, kvalue row, kvalue blk,
-                    kvalue sub, kvalue j, kvalue j_pair, bool unsigned_q = false);
+                    kvalue sub, kvalue j, kvalue j_pair, bool unsigned_q = false, bool byte_bits = false);
 
 // Q4_K, Q5_K and Q6_K as unsigned bytes, two sub-blocks at once: value j64 (< 64) of sub-blocks
 // 2 * pair and 2 * pair + 1 of super-block `blk` (j64 < 32 the first), with j64_pair the first

@@ -35,6 +35,7 @@ struct matmul_shape {
   bool own_sums = false;    // integer form, K-quants: the activations' sums from the loaded xq (build_matmul_int8)
   bool unsigned_q = false;  // quads on x86 (vpdpbusd): unsigned weight bytes, zero points in the dot (int_form)
   bool sub_pairs = false;   // K-quant quads over 16 lanes: a sub-block pair per dot (k_int_form_pair)
+  bool byte_bits = false;   // unsigned_q Q5_0/Q5_1: fifth bits tested in byte lanes (int_form; AVX2)
 };
 
 // Software prefetch of the weight stream: each step of a matmul's group loop asks for the
@@ -167,7 +168,7 @@ ast::kernel build_matmul_int8(const weight& w, launch_var rows, matmul_epilogue 
       auto e = kb.reduce_range(per_lane);
       auto j_pair = l * per_lane + kb.index(half * per_lane * lanes);
       auto j = j_pair + e;
-      iw = int_form(kb, 1, w.type, w.row_bytes, n, g, kb.index(sub), j, j_pair, shape.unsigned_q);
+      iw = int_form(kb, 1, w.type, w.row_bytes, n, g, kb.index(sub), j, j_pair, shape.unsigned_q, shape.byte_bits);
       // Quads take the activations as bytes (matmul_form::gpu: stored as int8), so both sides
       // of the dot are four bytes.
       auto x_at = t * K + at * 32 + j;
@@ -341,7 +342,8 @@ ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_ep
   return pick_matmul(w, rows, first, epilogue,
                      {.row_lanes = 1, .token_lanes = 1, .width = 32, .int_lanes = decode_int_lanes(w, form),
                       .quads = form == matmul_form::gpu || cpu_quads, .own_sums = form == matmul_form::gpu,
-                      .unsigned_q = cpu_quads, .sub_pairs = cpu_decode_pairs(w, form)});
+                      .unsigned_q = cpu_quads, .sub_pairs = cpu_decode_pairs(w, form),
+                      .byte_bits = cpu_quads && form == matmul_form::narrow});
 }
 
 // Prefill: each decoded weight vector feeds several token accumulators (scalar lanes).
@@ -391,7 +393,7 @@ ast::kernel matmul_batch_kernel(const weight& w, matmul_epilogue epilogue, launc
                      {.row_lanes = 1, .token_lanes = prefill_token_lanes, .width = 32, .int_lanes = decode_int_lanes(w, form),
                       .exact_rows = true, .quads = form == matmul_form::gpu || cpu_quads,
                       .own_sums = form == matmul_form::gpu, .unsigned_q = cpu_quads,
-                      .sub_pairs = cpu_decode_pairs(w, form)});
+                      .sub_pairs = cpu_decode_pairs(w, form), .byte_bits = cpu_quads && form == matmul_form::narrow});
 }
 
 }  // namespace tg::model
