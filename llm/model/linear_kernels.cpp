@@ -289,8 +289,9 @@ namespace {
 // int16 pairs widened each byte first. Zen 3 (EPYC Milan, 2 vCPUs, 2 threads, matvec_types_bench,
 // GB/s, two interleaved runs, int16 pairs -> quads, K-quants over sub-block pairs): Q4_0 11.7-12.3
 // -> 16-19, Q4_1 11.1 -> 15.4-15.8, Q4_K 16.8-18.8 -> 20-22, Q5_K 15.5-16.7 -> 19-22, Q6_K 17-18
-// -> 18-26; Q5_0 and Q5_1 stay near 10 (their fifth bits, not the dot, bound them there). Not
-// measured: AVX-512 without VNNI (Skylake-X) and AVX-VNNI (256-bit), which keep the pairs.
+// -> 18-26; Q5_0 and Q5_1 stayed near 10, bound by their fifth bits' 16-bit test until it
+// moved to byte lanes (int_form: byte_bits; 12-13 -> 14-17). Not measured: AVX-512 without VNNI
+// (Skylake-X) and AVX-VNNI (256-bit), which keep the pairs.
 bool cpu_decode_quads(const weight& w, matmul_form form) {
   using gguf::tensor_type;
   const tensor_type t = w.type;
