@@ -54,7 +54,7 @@ lanes emitter::compute(int n) {
       llvm::Value *p = a[l], *q = c[l];
       match(p, q);
       if (x.o == ast::op::mul && !is_float(t))  // a K-quant's sub-block dot times its scale (AVX2)
-        if (llvm::Value* scaled = x86_scale_quad_sums(b_, p, q)) return scaled;
+        if (llvm::Value* scaled = x86_scale_quad_sums(b_, opts_.isa, p, q)) return scaled;
       llvm::Value* r = binary(x.o, t, p, q);
       if (is_vec(r) && t == dtype::int64 && !llvm::isa<llvm::Constant>(r)) track_affine(x.o, p, q, r);
       return r;

@@ -179,6 +179,15 @@ bool madd_ones_calls(llvm::Value* v, std::vector<llvm::CallInst*>& calls) {
          madd_ones_calls(shuffle->getOperand(1), calls);
 }
 
+// Whether v is quad sums of that form, or a sum or difference of such values (scaled_sums' shapes).
+bool scalable(llvm::Value* v) {
+  std::vector<llvm::CallInst*> calls;
+  if (madd_ones_calls(v, calls)) return true;
+  auto* op = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  return op != nullptr && (op->getOpcode() == llvm::Instruction::Add || op->getOpcode() == llvm::Instruction::Sub) &&
+         scalable(op->getOperand(0)) && scalable(op->getOperand(1));
+}
+
 // v (quad sums, or a sum or difference of them) times the scale whose int16 value pairs are
 // `pairs` (<2N x i16>: each of v's N lanes' scale twice), as the same pmaddwd calls taking the
 // pairs where they took ones; null when v is none of these.
@@ -212,15 +221,14 @@ llvm::Value* scaled_sums(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* pair
 // (modulo 2^32, as the multiply is), so the vpmulld goes (ggml's AVX2 K-quant dots,
 // ggml-cpu/arch/x86/quants.c, multiply by their scales the same way). A sum or difference of
 // such results (a zero point's dot subtracted) distributes. Null where neither side fits.
-llvm::Value* x86_scale_quad_sums(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c) {
-  if (!is_vec(a) || a->getType() != c->getType() || !a->getType()->getScalarType()->isIntegerTy(32)) return nullptr;
+llvm::Value* x86_scale_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* a, llvm::Value* c) {
+  // Only x86_quad_sums' AVX2 form makes such sums: other targets, and VNNI, never look further.
+  if (isa.vector_bits == 0 || isa.vnni || !is_vec(a) || a->getType() != c->getType() ||
+      !a->getType()->getScalarType()->isIntegerTy(32))
+    return nullptr;
   const llvm::DataLayout& layout = b.GetInsertBlock()->getModule()->getDataLayout();
   for (auto [sums, scale] : {std::pair{a, c}, std::pair{c, a}}) {
-    std::vector<llvm::CallInst*> calls;
-    auto* op = llvm::dyn_cast<llvm::BinaryOperator>(sums);
-    const bool shaped = madd_ones_calls(sums, calls) ||
-                        (op != nullptr && (op->getOpcode() == llvm::Instruction::Add || op->getOpcode() == llvm::Instruction::Sub));
-    if (!shaped || llvm::ComputeNumSignBits(scale, layout) < 17) continue;  // not a 16-bit value
+    if (!scalable(sums) || llvm::ComputeNumSignBits(scale, layout) < 17) continue;  // not a 16-bit value
     const unsigned n = width_of(scale);
     std::vector<int> twice;
     for (unsigned f = 0; f < 2 * n; ++f) twice.push_back(int(f / 2));

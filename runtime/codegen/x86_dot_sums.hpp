@@ -25,7 +25,8 @@ llvm::Value* x86_fold_quad_sums(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Va
 
 // a * c where one side is x86_quad_sums' AVX2 result (or a sum or difference of them) and the
 // other an int32 scale known to fit 16 bits: pmaddwd against the scale's pairs instead of ones,
-// the same int32, one vpmulld fewer; null when the operands are not of that shape.
-llvm::Value* x86_scale_quad_sums(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* c);
+// the same int32, one vpmulld fewer; null when the operands are not of that shape, or the target
+// is not x86 without VNNI.
+llvm::Value* x86_scale_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value* a, llvm::Value* c);
 
 }  // namespace tg::codegen
