@@ -108,10 +108,22 @@ class cpu_graph final : public executable_graph {
   std::vector<std::shared_ptr<program>> programs_;  // keeps the steps' programs alive
 };
 
+// Whether the emitted module calls vpmaddubsw: quad sums without VNNI take it only where LLVM's
+// known bits prove the unsigned bytes below 128 (x86_dot_sums.cpp), so the IR says which form won.
+bool calls_pmaddubsw(const llvm::Module& module) {
+  return std::any_of(module.begin(), module.end(), [](const llvm::Function& f) {
+    const llvm::StringRef name = f.getName();
+    return f.isDeclaration() && !f.use_empty() &&
+           (name.starts_with("llvm.x86.avx2.pmadd.ub.sw") || name.starts_with("llvm.x86.avx512.pmaddubs.w"));
+  });
+}
+
 // What a kernel's int8 dot products become on this target, for TG_DEBUG=1 and -v: pair sums
 // of 16-bit products (the int8 matmuls) are pmaddwd, folded into vpdpwssd with VNNI; quad
-// sums of bytes (VNNI tiles) are vpdpbusd (llvm_emitter_reduce.cpp: x86_quad_sums).
-std::string isa_form(std::span<const ast::node> nodes, const codegen::kernel_opts& opts, const cpu_target& target) {
+// sums of bytes are vpdpbusd with VNNI, else vpmaddubsw + vpmaddwd where the bytes allow
+// (x86_dot_sums.cpp: x86_quad_sums), else generic code.
+std::string isa_form(std::span<const ast::node> nodes, const codegen::kernel_opts& opts, const cpu_target& target,
+                     const llvm::Module& module) {
   bool pairs = false, quads = false;
   for (const ast::node& n : nodes) {
     if (n.o != ast::op::reduce_sum || n.arg != ast::reduce_as_lanes || is_float(n.dt)) continue;
@@ -122,7 +134,7 @@ std::string isa_form(std::span<const ast::node> nodes, const codegen::kernel_opt
   std::string form = str(target.level == "native" ? "native (" + target.cpu + ")" : target.level, ", ", target.vector_bits, "-bit");
   if (pairs) form += target.vnni ? ", int8 dot vpdpwssd" : ", int8 dot vpmaddwd+vpaddd";
   if (quads) form += target.vnni && target.vector_bits == 512 ? ", int8 dot vpdpbusd"
-                     : !target.vnni && target.vector_bits >= 256 ? ", int8 dot vpmaddubsw+vpmaddwd where the bytes allow"
+                     : calls_pmaddubsw(module)                   ? ", int8 dot vpmaddubsw+vpmaddwd"
                                                                  : ", int8 quad dot (generic)";
   if (vector > 1) form += str(", ", vector, " output lanes per vector");
   if (std::count_if(opts.upcast.begin(), opts.upcast.end(), [](int u) { return u > 1; }) >= 2) {  // a 2-D register tile
@@ -159,7 +171,7 @@ class cpu_compiler final : public kernel_compiler {
   }
 
   std::shared_ptr<program> compile(std::unique_ptr<rendered_kernel> r) override {
-    std::string form = isa_form(r->nodes, r->opts, target_);
+    std::string form = isa_form(r->nodes, r->opts, target_, *r->module);
     if (debug_level() >= 1) log(log_level::debug, str("cpu: ", r->name, ": ", form));
     void* fn = jit_.compile(std::move(r->context), std::move(r->module), r->symbol, debug_level() >= 3);
     return std::make_shared<cpu_program>(reinterpret_cast<kernel_fn>(fn), std::move(r->nodes), r->global_ranges,

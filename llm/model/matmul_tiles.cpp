@@ -155,10 +155,14 @@ std::int64_t tile_rows_for(const device& dev) {
   return cpu::host_cpu_target().vector_registers >= 32 ? 32 : 8;
 }
 
-bool tile_quads_for(const device& dev) {
-  if (dev.name() != "CPU") return false;
+bool tile_quads_for(const device& dev, tensor_type type) {
+  if (dev.name() != "CPU" || type == tensor_type::q6_k) return false;
   const cpu::cpu_target& t = cpu::host_cpu_target();
-  return t.vnni && t.vector_bits == 512;
+  if (t.vnni) return t.vector_bits == 512;
+  // Without VNNI a quad is vpmaddubsw + vpmaddwd (x86_dot_sums.cpp), 32 products in 3 vector
+  // operations per token where int16 pairs take 16 in 3; the unsigned bytes must stay below
+  // 128 so that vpmaddubsw's pair sums cannot saturate, which rules out Q8_0's q + 128.
+  return type != tensor_type::q8_0;
 }
 
 bool has_tiles(const weight& w) {
@@ -241,6 +245,12 @@ kvalue fifth_bit_dot(kernel_builder& kb, int slot, const tile_format& f, std::in
     dot = high ? dot + part : part;
   }
   return kb.sum(dot, c);
+}
+
+// The bits of w's unsigned quad bytes (q + zero): 5 for the Q5 types, 4 for Q4_1 and Q4_K, 8 for Q8_0.
+int quad_bits(tensor_type type) {
+  if (type == tensor_type::q5_0 || type == tensor_type::q5_1 || type == tensor_type::q5_k) return 5;
+  return type == tensor_type::q8_0 ? 8 : 4;
 }
 
 // Whether w's type as quads has a decode layout of its own (decode_tiles): Q5_0 and Q5_1.
@@ -336,6 +346,9 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
     auto q = f.wide ? kb.load<std::int16_t>(slot, quants / 2 + at_q)
            : f.nibbles ? nibble()
            : f.quads ? kb.load<std::uint8_t>(slot, quants + at_q) : kb.load<std::int8_t>(slot, quants + at_q);
+    // Without VNNI, quads are vpmaddubsw, which needs its unsigned bytes proven below 128 (LLVM's
+    // known bits): a loaded byte is masked to the type's bits, which it never exceeds.
+    if (f.quads && !f.nibbles && !cpu::host_cpu_target().vnni && quad_bits(w.type) < 8) q = q & ((1 << quad_bits(w.type)) - 1);
     auto x_at = t * K + g * f.sub + p * per + e;
     auto xq = f.quads ? kb.load<std::int8_t>(2, x_at) : kb.load<std::int16_t>(2, x_at);
     return kb.sum(kb.sum_lanes(kb.cast(dtype::int32, q) * kb.cast(dtype::int32, xq), e), p);

@@ -52,10 +52,12 @@ constexpr int tiles_slot = 7, decode_tiles_slot = 8;
 // registers, so that 4 tokens' integer and float accumulators stay in registers; 0 when dev
 // is not the CPU (the tiles are a CPU layout).
 std::int64_t tile_rows_for(const device& dev);
-// Whether tiles on dev hold quads of unsigned bytes for vpdpbusd (AVX-512 VNNI: 4 products
-// per lane where vpdpwssd takes 2, and the weights need no widening), read against the
-// activations as signed bytes (activation_byte_kernel). Q6_K keeps its int16 pairs.
-bool tile_quads_for(const device& dev);
+// Whether tiles of `type` on dev hold quads of unsigned bytes, read against the activations as
+// signed bytes (activation_byte_kernel): with AVX-512 VNNI for every type, as vpdpbusd (4
+// products per lane where vpdpwssd takes 2, and the weights need no widening); without VNNI
+// for the types whose bytes stay below 128 (all but Q8_0), as vpmaddubsw + vpmaddwd. Q6_K
+// keeps its int16 pairs.
+bool tile_quads_for(const device& dev, gguf::tensor_type type);
 // Whether w has a tiled form (a type with an int form, dequant_kernel.hpp, rows a multiple of 32).
 bool has_tiles(const weight& w);
 // The bytes add_tiles would allocate for w (0 when w has no tiled form), decode tiles included.

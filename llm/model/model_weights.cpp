@@ -57,11 +57,11 @@ std::uint64_t available_memory_bytes() {
 void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   const std::int64_t rows = tile_rows_for(dev);
   if (rows == 0) return;
-  const bool quads = tile_quads_for(dev);
-  const bool head = tiles_fit_file_bytes(m.output, rows, quads);
-  std::uint64_t total = head ? tile_bytes(m.output, rows, quads) : 0;
+  auto quads = [&](const weight& w) { return tile_quads_for(dev, w.type); };
+  const bool head = tiles_fit_file_bytes(m.output, rows, quads(m.output));
+  std::uint64_t total = head ? tile_bytes(m.output, rows, quads(m.output)) : 0;
   for (layer_weights& l : m.layers)
-    for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) total += tile_bytes(*w, rows, quads);
+    for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) total += tile_bytes(*w, rows, quads(*w));
   const std::uint64_t available = available_memory_bytes();
   if (available > 0 && total > available / 2) {
     log(log_level::warning, str(f.name(), ": prefill tiles skipped: they would take ", total >> 20, " MiB with ",
@@ -73,7 +73,7 @@ void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   // Q8_0 model holds one copy of its weights, not two. (A tied head's bytes are the embedding
   // table's; the embedding pages back in the rows it gathers.)
   auto made = [&](weight& w) {
-    add_tiles(dev, w, rows, quads);
+    add_tiles(dev, w, rows, quads(w));
     if (decodes_from_tiles(w) && dev.impl().reads_host_memory())
       f.release({static_cast<const std::byte*>(w.data.data()), std::size_t(w.rows * w.row_bytes)});
   };

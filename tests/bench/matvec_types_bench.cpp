@@ -56,7 +56,7 @@ std::vector<tg::model::weight> make_weights(tg::device& dev, tensor_type type) {
   }
   const std::size_t copies = std::getenv("MATVEC_HOT") ? 1 : std::max<std::size_t>(1, (std::size_t(256) << 20) / bytes.size());
   const std::int64_t tile_rows = tg::model::tile_rows_for(dev);
-  const bool quads = tg::model::tile_quads_for(dev);
+  const bool quads = tg::model::tile_quads_for(dev, type);
   std::vector<tg::model::weight> ws;
   for (std::size_t c = 0; c < copies; ++c) {
     tg::buffer data = dev.allocate(bytes.size());

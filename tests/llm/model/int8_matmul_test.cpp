@@ -327,6 +327,18 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
         auto kernel = tg::model::matmul_prefill_kernel(w, e);
         REQUIRE(kernel.slot_count == 8);  // the tiles' slot
         CHECK(kernel.upcast.back() == rows);  // the tile's rows are the vector
+        // The level's default tiles: quads as vpdpbusd with AVX-512 VNNI; without VNNI as
+        // vpmaddubsw + vpmaddwd for every type but Q8_0 (its q + 128 could saturate them), the
+        // loaded bytes masked so that LLVM can prove them below 128.
+        const tg::cpu::cpu_target& host = tg::cpu::host_cpu_target();
+        if (quads == tg::model::tile_quads_for(cpu(), type) && T == 4 && !epilogues) {
+          const std::string form = cpu().prepare(kernel).describe();
+          CAPTURE(form);
+          if (!quads) CHECK(form.find(host.vnni ? "int8 dot vpdpwssd" : "int8 dot vpmaddwd+vpaddd") != std::string::npos);
+          else if (host.vnni) CHECK(form.find("int8 dot vpdpbusd") != std::string::npos);
+          else CHECK(form.find("int8 dot vpmaddubsw+vpmaddwd") != std::string::npos);
+        }
+        if (!host.vnni) CHECK(tg::model::tile_quads_for(cpu(), type) == (type != tensor_type::q8_0 && type != tensor_type::q6_k));
         std::vector<tg::buffer> slots{out, w.data, quads ? xbytes : xq, rb, bias_b, xs, xsum, w.tiles};
         cpu().launch(kernel, slots, vars);
         CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
