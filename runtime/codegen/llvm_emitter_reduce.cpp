@@ -72,6 +72,22 @@ lanes emitter::reduce(const ast::node& x) {
     scopes_.pop_back();
   }
   --reduce_depth_;
+  // Without VNNI, byte quads' int16 pair sums (pmaddubsw) add up in the loop as int16 where its
+  // constant bound keeps them there, and are widened to int32 once after it
+  // (x86_dot_sums.hpp: x86_narrow_quad_sums): a trip's pmaddwd and vpaddd become one vpaddw.
+  std::vector<unsigned> narrow_chunks;
+  if (copies == 1 && !split && !nested && constant_bound != nullptr && x.o == ast::op::reduce_sum && !is_float(x.dt)) {
+    lanes narrowed;
+    for (llvm::Value* v : values[0]) {
+      unsigned chunk = 0;
+      llvm::Value* pairs = x86_narrow_quad_sums(b_, v, constant_bound->getSExtValue(), chunk);
+      if (pairs == nullptr) break;
+      narrowed.push_back(pairs);
+      narrow_chunks.push_back(chunk);
+    }
+    if (narrowed.size() == values[0].size()) values[0] = narrowed;
+    else narrow_chunks.clear();
+  }
   // accumulators: phis in the header, scalar or vector like the values they sum
   std::vector<lanes> acc(chain ? 1 : std::size_t(copies), lanes(static_cast<std::size_t>(lane_count_)));
   {
@@ -80,6 +96,12 @@ lanes emitter::reduce(const ast::node& x) {
     for (std::size_t u = 0; u < acc.size(); ++u)
       for (std::size_t i = 0; i < acc[u].size(); ++i) {
         llvm::Value* like = values[u][i];
+        if (!narrow_chunks.empty()) {  // int16 pairs: their own type, from zero
+          auto* phi = b_.CreatePHI(like->getType(), 2, "acc16");
+          phi->addIncoming(llvm::Constant::getNullValue(like->getType()), pre);
+          acc[u][i] = phi;
+          continue;
+        }
         auto* phi = b_.CreatePHI(shaped(t, like), 2, "acc");
         phi->addIncoming(is_vec(like) ? b_.CreateVectorSplat(width_of(like), identity) : identity, pre);
         acc[u][i] = phi;
@@ -107,6 +129,7 @@ lanes emitter::reduce(const ast::node& x) {
     for (std::size_t i = 0; i < acc[u].size(); ++i)
       llvm::cast<llvm::PHINode>(acc[u][i])->addIncoming(next[u][i], l.index->getIncomingBlock(1));
   lanes result = acc[0];
+  for (std::size_t i = 0; i < narrow_chunks.size(); ++i) result[i] = x86_widen_pair_sums(b_, result[i], narrow_chunks[i]);
   for (std::size_t u = 1; u < acc.size(); ++u)
     for (std::size_t i = 0; i < result.size(); ++i) result[i] = accumulate(x.o, x.dt, result[i], acc[u][i]);
   if (split) {

@@ -215,6 +215,39 @@ llvm::Value* scaled_sums(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* pair
 
 }  // namespace
 
+llvm::Value* x86_narrow_quad_sums(llvm::IRBuilder<>& b, llvm::Value* v, std::int64_t count, unsigned& chunk) {
+  std::vector<llvm::CallInst*> calls;
+  if (count <= 0 || !madd_ones_calls(v, calls)) return nullptr;
+  const llvm::DataLayout& layout = b.GetInsertBlock()->getModule()->getDataLayout();
+  std::vector<llvm::Value*> pairs;
+  for (llvm::CallInst* madd : calls) {
+    auto* ubsw = llvm::dyn_cast<llvm::CallInst>(madd->getArgOperand(0));
+    const auto id = ubsw != nullptr ? ubsw->getIntrinsicID() : llvm::Intrinsic::not_intrinsic;
+    if (id != llvm::Intrinsic::x86_avx2_pmadd_ub_sw && id != llvm::Intrinsic::x86_avx512_pmaddubs_w_512) return nullptr;
+    // A pair sum is at most 2 u 128 in magnitude (u the unsigned byte's bound, the signed byte
+    // down to -128); `count` of them must stay within int16.
+    const std::int64_t u = (std::int64_t(1) << llvm::computeKnownBits(ubsw->getArgOperand(0), layout).countMaxActiveBits()) - 1;
+    if (count * 2 * u * 128 > 32767) return nullptr;
+    pairs.push_back(ubsw);
+  }
+  chunk = width_of(pairs[0]);
+  return concat(b, pairs);
+}
+
+llvm::Value* x86_widen_pair_sums(llvm::IRBuilder<>& b, llvm::Value* pairs, unsigned chunk) {
+  const unsigned n = width_of(pairs);
+  if (chunk == 0 || n % chunk != 0) return nullptr;
+  const auto id = chunk == 32 ? llvm::Intrinsic::x86_avx512_pmaddw_d_512 : llvm::Intrinsic::x86_avx2_pmadd_wd;
+  llvm::Value* ones = llvm::ConstantInt::get(llvm::FixedVectorType::get(b.getInt16Ty(), chunk), 1);
+  std::vector<llvm::Value*> parts;
+  for (unsigned at = 0; at < n; at += chunk) {
+    std::vector<int> mask;
+    for (unsigned f = 0; f < chunk; ++f) mask.push_back(int(at + f));
+    parts.push_back(b.CreateIntrinsic(id, {}, {n == chunk ? pairs : b.CreateShuffleVector(pairs, mask), ones}));
+  }
+  return concat(b, parts);
+}
+
 // a * c where one is x86_quad_sums' AVX2 result (pmaddwd of the byte pairs' sums against ones)
 // and the other an int32 scale that fits 16 bits (the K-quants' sub-block scales): the pmaddwd
 // takes the scale in place of the ones, pmaddwd(p, s) = p0 s + p1 s = (p0 + p1) s, the same int32

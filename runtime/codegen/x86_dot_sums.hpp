@@ -23,6 +23,17 @@ llvm::Value* x86_quad_sums(llvm::IRBuilder<>& b, const x86_isa& isa, llvm::Value
 // pieces; null when v is not such a result.
 llvm::Value* x86_fold_quad_sums(llvm::IRBuilder<>& b, llvm::Value* acc, llvm::Value* v);
 
+// A sum of `count` values like v, x86_quad_sums' AVX2 result (pmaddwd of pmaddubsw's pair sums
+// against ones), can sum the int16 pairs and widen once: where count of them cannot leave int16
+// (the unsigned bytes' known bits bound each pair sum: Q4's nibbles, 2 * 15 * 128, allow 8), the
+// pairs under v (<2N x i16>, the pmaddubsw results concatenated, each `chunk` lanes wide), else
+// null. A trip of the loop then takes one vpaddw where it took a pmaddwd and a vpaddd;
+// x86_widen_pair_sums ends it.
+llvm::Value* x86_narrow_quad_sums(llvm::IRBuilder<>& b, llvm::Value* v, std::int64_t count, unsigned& chunk);
+// The int32 sums of neighbouring int16 pairs (pmaddwd against ones), in calls of `chunk` int16
+// lanes (x86_narrow_quad_sums' pmaddubsw width: 16, or 32 with AVX-512 BW); null if they do not divide.
+llvm::Value* x86_widen_pair_sums(llvm::IRBuilder<>& b, llvm::Value* pairs, unsigned chunk);
+
 // a * c where one side is x86_quad_sums' AVX2 result (or a sum or difference of them) and the
 // other an int32 scale known to fit 16 bits: pmaddwd against the scale's pairs instead of ones,
 // the same int32, one vpmulld fewer; null when the operands are not of that shape, or the target
