@@ -66,7 +66,7 @@ std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads);
 // w.decode_tiles where the type has a decode layout of its own (Q5_0 / Q5_1 as quads).
 void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads);
 // Whether decode reads w's tiles rather than its file bytes: where the tiles it would read take
-// no more bytes than the file (Q8_0, whose tiles keep the file's fp16 scales; with VNNI Q4_0
+// no more bytes than the file (Q8_0, whose tiles keep the file's fp16 scales; as quads Q4_0
 // and Q4_1 as nibble quads, Q5_0 and Q5_1 from their decode tiles), streaming them costs the
 // same, and a decode batch of several sequences then shares each tile's weights across its
 // token lanes with each row computed exactly as one token computes it.
