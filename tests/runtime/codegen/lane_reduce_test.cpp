@@ -76,14 +76,17 @@ namespace {
 // unsigned weight bytes times signed activation bytes, summed over p. With `row_bits`, as Q5's
 // decode tiles (matmul_tiles.cpp: fifth_bit_dot): the weights' low nibbles, 16 added where bit e
 // of row r's byte (slot 3) is set, read inside the quad lanes: each row's byte repeats over its 4.
-tg::ast::kernel byte_quads(bool row_bits = false) {
+// With `rows` and `mask_bits`: that many rows a tile, the weight bytes masked to that many bits
+// (the AVX2 tiles' Q4 nibbles: 4; Q5: 5).
+tg::ast::kernel byte_quads(bool row_bits = false, std::int64_t rows = 32, int mask_bits = 0) {
   tg::kernel_builder kb;
   auto tile = kb.output_range(2);
   auto t = kb.output_range(2);
-  auto r = kb.output_range(32);
+  auto r = kb.output_range(rows);
   auto p = kb.reduce_range(8);
   auto e = kb.reduce_range(4);
-  auto w = kb.load<std::uint8_t>(1, tile * 1024 + p * 128 + r * 4 + e);
+  auto w = kb.load<std::uint8_t>(1, tile * (32 * rows) + p * (4 * rows) + r * 4 + e);
+  if (mask_bits > 0) w = w & ((1 << mask_bits) - 1);
   if (row_bits) {
     auto bits = kb.load<std::uint8_t>(3, tile * 256 + p * 32 + r);
     auto set = kb.binary(tg::ast::op::cmpne, bits & (kb.constant(tg::dtype::uint8, 1) << kb.cast(tg::dtype::uint8, e)),
@@ -91,7 +94,7 @@ tg::ast::kernel byte_quads(bool row_bits = false) {
     w = (w & 15) | kb.where(set, kb.constant(tg::dtype::uint8, 16), kb.constant(tg::dtype::uint8, 0));
   }
   auto x = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, t * 32 + p * 4 + e));
-  kb.store(0, (tile * 2 + t) * 32 + r, kb.sum(kb.sum_lanes(kb.cast(tg::dtype::int32, w) * x, e), p));
+  kb.store(0, (tile * 2 + t) * rows + r, kb.sum(kb.sum_lanes(kb.cast(tg::dtype::int32, w) * x, e), p));
   return kb.finish();
 }
 
@@ -260,40 +263,22 @@ TEST_CASE("a row's value read inside its quad lanes is one vector load of the ro
   else MESSAGE("this CPU has no AVX-512 VNNI: the vpdpbusd kernel was not run");
 }
 
-namespace {
-
-// byte_quads' tile dot with the weight bytes masked to `bits` (the tiles' Q4 nibbles: 4; Q5: 5).
-tg::ast::kernel masked_quads(int bits) {
-  tg::kernel_builder kb;
-  auto tile = kb.output_range(2);
-  auto t = kb.output_range(2);
-  auto r = kb.output_range(8);
-  auto p = kb.reduce_range(8);
-  auto e = kb.reduce_range(4);
-  auto w = kb.load<std::uint8_t>(1, tile * 256 + p * 32 + r * 4 + e) & ((1 << bits) - 1);
-  auto x = kb.cast(tg::dtype::int32, kb.load<std::int8_t>(2, t * 32 + p * 4 + e));
-  kb.store(0, (tile * 2 + t) * 8 + r, kb.sum(kb.sum_lanes(kb.cast(tg::dtype::int32, w) * x, e), p));
-  return kb.finish();
-}
-
-}  // namespace
-
 TEST_CASE("without VNNI, 8 quad sums of 4-bit bytes add up as pmaddubsw's int16 pairs and widen once; of 5-bit bytes, which could leave int16, they widen each time; both agree") {
   const std::vector<tg::test::slot> slots = {{tg::dtype::int32, 32}, {tg::dtype::uint8, 512}, {tg::dtype::int8, 64}};
   tg::codegen::kernel_opts rows{{1, 1, 8}, true};
   rows.isa = {256, false};
   // 8 pair sums of 15 * x0 + 15 * x1 reach 8 * 2 * 15 * 128 = 30720 at most: int16 holds them.
-  const std::string nibbles = tg::test::ir_of(masked_quads(4), rows);
+  const std::string nibbles = tg::test::ir_of(byte_quads(false, 8, 4), rows);
   CHECK(nibbles.find("phi <16 x i16>") != std::string::npos);
   CHECK(nibbles.find("add <16 x i16>") != std::string::npos);
   // 8 of 31 * x0 + 31 * x1 could reach 63488: the pairs are widened in every trip.
-  const std::string fives = tg::test::ir_of(masked_quads(5), rows);
+  const std::string fives = tg::test::ir_of(byte_quads(false, 8, 5), rows);
   CHECK(fives.find("phi <16 x i16>") == std::string::npos);
   CHECK(count_of(fives, "call <16 x i16> @llvm.x86.avx2.pmadd.ub.sw(") == 1);
   if (tg::cpu::host_cpu_target().vector_bits < 256) {
     MESSAGE("this CPU has no 256-bit integer vectors: the int16 sums were not run");
     return;
   }
-  check(masked_quads(4), slots, {rows});
-  check(masked_quads(5), slots, {rows});
+  check(byte_quads(false, 8, 4), slots, {rows});
+  check(byte_quads(false, 8, 5), slots, {rows});
 }
