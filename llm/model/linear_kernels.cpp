@@ -268,7 +268,7 @@ matmul_form matmul_form_for(const device& dev) {
 namespace {
 // Whether a CPU decode matmul of w takes quads of its unsigned weight bytes against the
 // activations' signed bytes (x86 vpdpbusd, AVX-512 VNNI): the types that decode from their file
-// bytes (Q5_0, Q5_1, Q4_K, Q5_K, Q6_K; Q4_0 and Q4_1 where they have no nibble tiles). A zero
+// bytes (Q5_0, Q5_1, Q5_K, Q6_K; Q4_0, Q4_1 and Q4_K where they have no nibble tiles). A zero
 // point (Q4_0's 8, Q5_0's 16, Q6_K's 32) is subtracted inside the integer dot: a second vpdpbusd
 // of the constant against the activations, where a float offset per block (b times the
 // activations' sum) cost Q5_0 more scalar work (23.2 -> 26.4 GB/s without) and a sum launch.
@@ -335,7 +335,7 @@ int decode_int_lanes(const weight& w, matmul_form form) {
 // - With AVX-512 VNNI, or AVX2 without VNNI, all of these: 8 lanes of quads, unsigned bytes
 //   against the activations' int8 copy (cpu_decode_quads); the K-quants 16 lanes over a
 //   sub-block pair (cpu_decode_pairs; on AVX2 two 256-bit dots, one per sub-block).
-// - Q8_0, and Q4_0/Q4_1/Q5_0/Q5_1 with VNNI tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
+// - Q8_0, and Q4_0/Q4_1/Q4_K/Q5_0/Q5_1 with quad tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
 // - A GPU (matmul_form::gpu): 8 lanes of quads for every type.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_form form) {
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows, true);

@@ -40,7 +40,16 @@ struct tile_format {
   // take the file's 22 (24) bytes per 32 values too, and the kernel reads a step's bits for 32
   // rows as one vector, each byte over its row's 4 lanes.
   bool fifth_bits = false;
-  std::int64_t header_bytes() const { return (half_scales ? (offsets ? 4 : 2) : offsets ? 8 : 4) * rows; }
+  // Q4_K as quads: its super-blocks whole (sub = 256), each row's fp16 d and dmin, then its 8
+  // sub-block scales and 8 minimums as bytes (sc[j] at 4R + jR + r, m[j] at 12R + jR + r), then
+  // the file's nibble bytes, row r's bytes 4p..4p+3 of sub-block pair i at (8i + p) * 4R + 4r
+  // (sub-block 2i's values 4p.. in the low nibbles, 2i + 1's in the high ones): 148 bytes per
+  // 256 values and row against the file's 144, so decode reads these tiles too.
+  bool k_nibbles = false;
+  std::int64_t header_bytes() const {
+    if (k_nibbles) return 20 * rows;
+    return (half_scales ? (offsets ? 4 : 2) : offsets ? 8 : 4) * rows;
+  }
   std::int64_t quant_bytes() const { return wide ? 2 : 1; }
   std::int64_t group() const { return quads ? 4 : 2; }  // values of a row side by side
   std::int64_t nibble_bytes() const { return sub * rows / 2; }
@@ -49,9 +58,16 @@ struct tile_format {
   }
 };
 
-// Types with a minimum (W = d q + m) carry offsets. Every quant is widened to int8: unpacking
-// nibbles or fifth bits per use costs the inner loop more than the bytes save (Q4_K nibbles:
-// a shift and a mask per pair beside the 8 vpdpwssd). Q6_K's 16-value scales are folded into
+// Types with a minimum (W = d q + m) carry offsets. As pairs every quant is widened to int8:
+// unpacking nibbles or fifth bits per use costs the inner loop more than the bytes save (Q4_K
+// nibbles: a shift and a mask per pair beside the 8 vpdpwssd). As quads the Q4 types keep their
+// nibbles: a shift and a mask per 32 bytes feed 4 tokens' quad dots. Q4_K's super-block tiles
+// (k_nibbles) against its whole-byte quads with a float scale per 32 values, 1B Q4_K_M, Zen 3,
+// 2 threads, same run: prefill gate/up 1182 -> 1103 ms per 256 tokens (the Q6_K down
+// projection, unchanged, 453 -> 463); decode's loop over a sub-block pair of 8 rows 20.6
+// cycles (llvm-mca, znver3: LLVM folds the scale into the vpmaddwd that widens the pairs),
+// about half the file kernel's per byte; the process's peak memory 2.37 -> 1.42 GB, the
+// 10-bit copy gone and the file's pages released. Q6_K's 16-value scales are folded into
 // int16 quants ((q - 32) * sc, |.| <= 4096; a 256-value dot stays under 2^27), so one float
 // step covers 256 values: with int8 quants its 8-pair inner loop was unrolled, and LLVM split
 // each vpdpwssd into vpmaddwd + vpaddd (its fast-dpwssd tuning is off for these CPUs),
@@ -63,6 +79,7 @@ tile_format format_of(tensor_type type, std::int64_t rows, bool quads, bool deco
   if (type == tensor_type::q6_k) return {rows, 256, false, true};  // int16: always pairs
   const std::int64_t zero = !quads ? 0 : type == tensor_type::q8_0 ? 128 : type == tensor_type::q4_0 ? 8 : type == tensor_type::q5_0 ? 16 : 0;
   if (type == tensor_type::q8_0) return {rows, 32, false, false, true, quads, zero};
+  if (type == tensor_type::q4_k && quads) return {rows, 256, true, false, true, true, 0, true, false, true};
   const bool five = type == tensor_type::q5_0 || type == tensor_type::q5_1;
   if ((type == tensor_type::q4_0 || (type == tensor_type::q5_0 && decode)) && quads)
     return {rows, 32, false, false, true, true, zero, true, five};
@@ -85,6 +102,16 @@ void put_header(const tile_format& f, std::uint8_t* header, std::int64_t r, floa
   if (!f.half_scales) return std::memcpy(header + 4 * r, &v, 4), void();
   const half h(v);
   std::memcpy(header + 2 * r, &h.bits, 2);
+}
+
+// Sub-block j's 6-bit scale and minimum from a K-quant block's 12 packed bytes s (ggml-quants.c:
+// get_scale_min_k4).
+struct scale_min {
+  int sc, m;
+};
+scale_min k_scale_min(const std::uint8_t* s, int j) {
+  if (j < 4) return {s[j] & 63, s[j + 4] & 63};
+  return {(s[j + 4] & 0x0F) | (s[j - 4] >> 6) << 4, (s[j + 4] >> 4) | (s[j] >> 6) << 4};
 }
 
 // One file block as integers: q (the block's values), and per sub-block (format_of's) a and
@@ -117,11 +144,8 @@ void decode_block(tensor_type type, const std::uint8_t* blk, std::int16_t* q, fl
     // Q5_K: qh (32 bytes) at 16, bit j of qh[l] the fifth bit of value 32 j + l; qs at 48.
     const bool five = type == tensor_type::q5_k;
     const float d = half_at(blk), dmin = half_at(blk + 2);
-    const std::uint8_t* s = blk + 4;
     for (int j = 0; j < 8; ++j) {
-      int sc = 0, mn = 0;
-      if (j < 4) sc = s[j] & 63, mn = s[j + 4] & 63;
-      else sc = (s[j + 4] & 0x0F) | (s[j - 4] >> 6) << 4, mn = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+      const auto [sc, mn] = k_scale_min(blk + 4, j);
       a[j] = d * float(sc);
       b[j] = dmin * float(mn);
       for (int l = 0; l < 32; ++l) {
@@ -174,6 +198,27 @@ bool has_tiles(const weight& w) {
 
 namespace {
 
+// Q4_K's super-block tiles (tile_format::k_nibbles): the file's d, dmin and nibble bytes as they
+// are, its packed 6-bit scales and minimums unpacked to a byte each.
+void repack_k_nibbles(const weight& w, const tile_format& f, const std::uint8_t* file, std::int64_t tile, std::uint8_t* out) {
+  const std::int64_t blocks = w.cols / 256, R = f.rows;
+  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+    std::uint8_t* at = out + (tile * blocks + blk) * f.sub_bytes();
+    for (std::int64_t r = 0; r < R; ++r) {
+      const std::uint8_t* src = file + (tile * R + r) * w.row_bytes + blk * 144;
+      std::memcpy(at + 2 * r, src, 2);            // d
+      std::memcpy(at + 2 * (R + r), src + 2, 2);  // dmin
+      for (int j = 0; j < 8; ++j) {
+        const auto [sc, m] = k_scale_min(src + 4, j);
+        at[4 * R + j * R + r] = std::uint8_t(sc);
+        at[12 * R + j * R + r] = std::uint8_t(m);
+      }
+      for (std::int64_t i = 0; i < 4; ++i)
+        for (std::int64_t p = 0; p < 8; ++p) std::memcpy(at + 20 * R + ((8 * i + p) * R + r) * 4, src + 16 + 32 * i + 4 * p, 4);
+    }
+  }
+}
+
 // Writes tile `tile` of w (file bytes `file`) into `out` (the layout of matmul_tiles.hpp):
 // per file block, its rows decoded first, then the tile's bytes written in order.
 void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file, std::int64_t tile, std::uint8_t* out) {
@@ -181,6 +226,7 @@ void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file
   const std::int64_t block = traits.block_elems, subs = w.cols / f.sub, per_block = block / f.sub, R = f.rows;
   std::vector<std::int16_t> q(std::size_t(R * block));
   std::vector<float> a(std::size_t(R * 8)), b(a.size());
+  if (f.k_nibbles) return repack_k_nibbles(w, f, file, tile, out);
   for (std::int64_t blk = 0; blk < w.cols / block; ++blk) {
     for (std::int64_t r = 0; r < R; ++r)
       decode_block(w.type, file + (tile * R + r) * w.row_bytes + blk * traits.block_bytes, &q[std::size_t(r * block)],
@@ -247,6 +293,39 @@ kvalue fifth_bit_dot(kernel_builder& kb, int slot, const tile_format& f, std::in
   return kb.sum(dot, c);
 }
 
+// The term of one Q4_K super-block (tile_format::k_nibbles) for row r and token t: per sub-block
+// pair i the low and high nibbles' quad dots, each over 8 steps of 4 bytes (LLVM adds them as
+// pmaddubsw's int16 pairs without VNNI: x86_dot_sums.cpp), times their sub-block's integer scale,
+// and the minimums times the activations' per-32 integer sums, all in int32 (|sum| < 2^26), then
+// one float step per super-block: d s sum(sc dot) - dmin s sum(m xsum). The minimums' 8 terms are
+// written out, not a loop: a loop of its own would put the two products in different blocks for
+// one kernel and the same block for another, and LLVM would contract a different one into the
+// fma, so that one token lane and four would round a row differently.
+kvalue k_nibble_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kvalue x_at, kvalue sums_at, kvalue s, kvalue r) {
+  auto i = kb.reduce_range(4);
+  auto quants = at + 20 * R + i * (32 * R);
+  kvalue scaled;
+  for (int high = 0; high < 2; ++high) {
+    auto p = kb.reduce_range(8);
+    auto e = kb.reduce_range(4);
+    auto byte = kb.load<std::uint8_t>(slot, quants + p * (4 * R) + r * 4 + e);
+    auto q = high ? byte >> kb.constant(dtype::uint8, 4) : byte & 15;
+    auto xq = kb.load<std::int8_t>(2, x_at + i * 64 + kb.index(32 * high) + p * 4 + e);
+    auto dot = kb.sum(kb.sum_lanes(kb.cast(dtype::int32, q) * kb.cast(dtype::int32, xq), e), p);
+    auto sc = kb.cast(dtype::int32, kb.load<std::uint8_t>(slot, at + 4 * R + (i * 2 + kb.index(high)) * R + r));
+    scaled = high ? scaled + dot * sc : dot * sc;
+  }
+  kvalue mins;
+  for (int j = 0; j < 8; ++j) {
+    auto m = kb.cast(dtype::int32, kb.load<std::uint8_t>(slot, at + (12 + j) * R + r));
+    auto term = m * kb.load<std::int32_t>(6, sums_at + kb.index(j));
+    mins = j ? mins + term : term;
+  }
+  auto d = kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + r));
+  auto dmin = kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + R + r));
+  return kb.cast(dtype::float32, kb.sum(scaled, i)) * (d * s) - kb.cast(dtype::float32, mins) * (dmin * s);
+}
+
 // The bits of w's unsigned quad bytes (q + zero): 5 for the Q5 types, 4 for Q4_1 and Q4_K, 8 for Q8_0.
 int quad_bits(tensor_type type) {
   if (type == tensor_type::q5_0 || type == tensor_type::q5_1 || type == tensor_type::q5_k) return 5;
@@ -309,7 +388,8 @@ void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads) {
 bool tiles_fit_file_bytes(const weight& w, std::int64_t rows, bool quads) {
   if (!tiles_of(w, rows)) return false;
   const tile_format f = format_of(w.type, rows, quads, true);
-  return layout_bytes(w, f) <= std::size_t(w.rows * w.row_bytes);
+  // A 32nd over the file's bytes: Q4_K's unpacked scales (148 bytes per 256 values, not 144).
+  return layout_bytes(w, f) * 32 <= std::size_t(w.rows * w.row_bytes) * 33;
 }
 bool decodes_from_tiles(const weight& w) { return w.tile_rows > 0 && tiles_fit_file_bytes(w, w.tile_rows, w.tile_quads); }
 bool reads_activation_bytes(const weight& w) { return w.tile_rows > 0 && w.tile_quads; }
@@ -353,11 +433,12 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
     auto xq = f.quads ? kb.load<std::int8_t>(2, x_at) : kb.load<std::int16_t>(2, x_at);
     return kb.sum(kb.sum_lanes(kb.cast(dtype::int32, q) * kb.cast(dtype::int32, xq), e), p);
   };
-  auto dot = f.fifth_bits ? fifth_bit_dot(kb, slot, f, tile_rows, quants, t * K + g * f.sub, r) : group_dot();
-  auto a = f.half_scales ? kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + r)) : kb.load<float>(slot, at / 4 + r);
   auto s = kb.load<float>(5, t * (K / act_block) + (g * f.sub) / act_block);
-  auto term = kb.cast(dtype::float32, dot) * (a * s);
-  if (f.offsets || f.zero > 0) {
+  auto sub_block_term = [&] {  // one float step per 32 values: dot * (a * s) - b * (s * sum x)
+    auto dot = f.fifth_bits ? fifth_bit_dot(kb, slot, f, tile_rows, quants, t * K + g * f.sub, r) : group_dot();
+    auto a = f.half_scales ? kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + r)) : kb.load<float>(slot, at / 4 + r);
+    auto term = kb.cast(dtype::float32, dot) * (a * s);
+    if (!f.offsets && f.zero == 0) return term;
     // Q8_0's offset 128 a and Q4_0's 8 a are computed here (their headers hold only the fp16 a).
     auto b = !f.offsets      ? a * double(f.zero)
              : f.half_scales ? kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + tile_rows + r))
@@ -365,8 +446,10 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
     // The per-32 sums: s * sum as float for 32-value activation blocks, the integer sum for 256.
     auto xsum = act_block == 32 ? kb.load<float>(6, t * (K / 32) + g)
                                 : kb.cast(dtype::float32, kb.load<std::int32_t>(6, t * (K / 32) + g)) * s;
-    term = term - b * xsum;
-  }
+    return term - b * xsum;
+  };
+  auto term = f.k_nibbles ? k_nibble_term(kb, slot, tile_rows, at, t * K + g * f.sub, t * (K / 32) + g * 8, s, r)
+                          : sub_block_term();
   // One token streams the tiles as decode streams a file (linear_kernels.cpp: prefetch_distance).
   if (token_lanes == 1)
     for (std::int64_t line = 0; line * 64 < f.sub_bytes(); ++line) term = kb.prefetch(slot, at + (tile_prefetch_distance + line * 64), term);

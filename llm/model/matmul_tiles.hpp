@@ -23,17 +23,22 @@
 //                4p..4p+3 at p * 4R + 4r (quad p in their low nibbles, quad p + 4 in the
 //                high ones), with fp16 d (Q4_0's zero point 8 a computed in the kernel,
 //                Q4_1's -m an fp16 offset): the file's 4.5 / 5 bits, so they decode from
-//                their tiles too.
+//                their tiles too. Q4_K as quads keeps whole super-blocks (S = 256): fp16
+//                d[R] and dmin[R], its 8 scales and 8 minimums a byte each (sc[j][R], m[j][R],
+//                unpacked from the file's 6 bits), then the file's nibble bytes, row r's
+//                bytes 4p..4p+3 of sub-block pair i at (8i + p) * 4R + 4r: 4.625 bits a value
+//                against the file's 4.5, one float step per 256 values, so it decodes from
+//                its tiles as well.
 //   fifth bits   Q5_0 and Q5_1's decode tiles (weight::decode_tiles, beside the prefill
 //                tiles above): Q4_0 / Q4_1's nibble layout, then a byte per row per 4 nibble
 //                bytes, bit e of byte cR + r the fifth bit of row r's value 4c + e and bit
 //                4 + e that of 16 + 4c + e: the file's 5.5 / 6 bits.
 // Bits per value (the file's): Q8_0 8.5 (8.5), Q4_0, Q5_0 9 (4.5, 5.5), Q4_1, Q5_1, Q4_K, Q5_K 10
-// (5, 6, 4.5, 5.5), Q6_K 16.1 (6.6). Qwen2.5-0.5B's Q4_K_M (most of it Q5_0: its 896-wide
+// (5, 6, 4.5, 5.5), Q6_K 16.1 (6.6); as quads Q4_0 4.5, Q4_1 5, Q4_K 4.625. Qwen2.5-0.5B's Q4_K_M (most of it Q5_0: its 896-wide
 // rows are no multiple of 256) holds 456 MB of tiles beside its 395 MB file. The tiles are a
 // copy: the file's bytes stay mapped for decode, which streams them at memory bandwidth,
-// except where decode reads tiles of the file's size (Q8_0; as quads Q4_0, Q4_1, and Q5_0 /
-// Q5_1's decode tiles), which the file's pages then leave.
+// except where decode reads tiles of the file's size (Q8_0; as quads Q4_0, Q4_1, Q4_K, and
+// Q5_0 / Q5_1's decode tiles), which the file's pages then leave.
 #pragma once
 #include <cstdint>
 
@@ -66,12 +71,13 @@ std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads);
 // w.decode_tiles where the type has a decode layout of its own (Q5_0 / Q5_1 as quads).
 void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads);
 // Whether decode reads w's tiles rather than its file bytes: where the tiles it would read take
-// no more bytes than the file (Q8_0, whose tiles keep the file's fp16 scales; as quads Q4_0
-// and Q4_1 as nibble quads, Q5_0 and Q5_1 from their decode tiles), streaming them costs the
-// same, and a decode batch of several sequences then shares each tile's weights across its
-// token lanes with each row computed exactly as one token computes it.
+// no more than a 32nd over the file's bytes (Q8_0, whose tiles keep the file's fp16 scales; as
+// quads Q4_0 and Q4_1 as nibble quads, Q4_K's super-blocks with their scales as bytes, Q5_0
+// and Q5_1 from their decode tiles), streaming them costs about the same, and a decode batch of
+// several sequences then shares each tile's weights across its token lanes with each row
+// computed exactly as one token computes it.
 bool decodes_from_tiles(const weight& w);
-// Whether the tiles decode would read for w, `rows` rows a tile, take no more bytes than its file.
+// Whether the tiles decode would read for w, `rows` rows a tile, take at most a 32nd more bytes than its file.
 bool tiles_fit_file_bytes(const weight& w, std::int64_t rows, bool quads);
 // Whether w's tiled matmul reads the activations as int8 (quads) rather than int16, and
 // whether it reads their per-32 sums (types with an offset, and Q8_0 / Q4_0 / Q5_0 as quads:

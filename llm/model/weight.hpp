@@ -22,7 +22,7 @@ struct weight {
   buffer data;
   // A copy in row tiles for prefill (matmul_tiles.hpp), when made: tile_rows rows per tile,
   // values in pairs (int8 or int16, vpdpwssd) or, with tile_quads, in quads of unsigned bytes
-  // (vpdpbusd: AVX-512 VNNI).
+  // (vpdpbusd with AVX-512 VNNI, else vpmaddubsw + vpmaddwd; the Q4 types as their nibbles).
   buffer tiles;
   std::int64_t tile_rows = 0;
   bool tile_quads = false;

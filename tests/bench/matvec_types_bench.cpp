@@ -2,8 +2,8 @@
 // type the LLM reads, as GB/s of the weight's file bytes and as a fraction of the memory read
 // bandwidth measured right before it (decode reads each weight once per token, so that is the
 // ceiling). Each matrix is 4096 wide and about 256 MB, far past the last-level cache; weights
-// take the form the model gives them (Q8_0 decodes from its row tiles, and with AVX-512 VNNI
-// Q4_0, Q4_1, Q5_0 and Q5_1: matmul_tiles.hpp).
+// take the form the model gives them (Q8_0 decodes from its row tiles, and where tiles hold quads
+// Q4_0, Q4_1, Q4_K, Q5_0 and Q5_1: matmul_tiles.hpp).
 //
 //   matvec_types_bench            # TG_THREADS (default: all hardware threads) threads
 //   matvec_types_bench Q4_0 Q5_K  # only these types

@@ -376,7 +376,9 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
         out1.copy_out(lone.data(), lone.size() * 4);
         CHECK(std::memcmp(four_lanes.data(), lone.data(), lone.size() * 4) == 0);
         const bool nibble_type = type == tensor_type::q4_0 || type == tensor_type::q4_1 || type == tensor_type::q5_0 ||
-                                 type == tensor_type::q5_1;  // as quads: the file's nibbles (and fifth bits)
+                                 type == tensor_type::q5_1 || type == tensor_type::q4_k;  // as quads: the file's nibbles (and fifth bits)
+        // Q4_K as quads: whole super-blocks, the file's nibbles with its scales as bytes (148 per 256 values, not 144).
+        if (quads && type == tensor_type::q4_k) CHECK(w.tiles.size_bytes() == std::size_t(N * (K / 256) * 148));
         CHECK(tg::model::decodes_from_tiles(w) == (type == tensor_type::q8_0 || (quads && nibble_type)));
         if (tg::model::decodes_from_tiles(w) && !w.decode_tiles.data()) {
           CHECK(tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e).nodes == one_lane.nodes);
