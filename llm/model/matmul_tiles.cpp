@@ -66,8 +66,12 @@ struct tile_format {
 // 2 threads, same run: prefill gate/up 1182 -> 1103 ms per 256 tokens (the Q6_K down
 // projection, unchanged, 453 -> 463); decode's loop over a sub-block pair of 8 rows 20.6
 // cycles (llvm-mca, znver3: LLVM folds the scale into the vpmaddwd that widens the pairs),
-// about half the file kernel's per byte; the process's peak memory 2.37 -> 1.42 GB, the
-// 10-bit copy gone and the file's pages released. Q6_K's 16-value scales are folded into
+// about half the file kernel's per byte: with the weights in L2 (matvec_types_bench,
+// MATVEC_HOT=1 MATVEC_MB=1, 2 threads) 14-18 -> 31-37 GB/s; streamed from memory both are at
+// the machine's 22-28. The process's peak memory 2.37 -> 1.42 GB, the 10-bit copy gone and the
+// file's pages released. Q5_K in the same layout with Q5_0's fifth-bit bytes was tried for its
+// decode and left out: 13-17 GB/s in L2 against 15.5-17.8 from its file, the fifth bits'
+// expansion (a shuffle, three masks and an or a step, per half) as costly as the file's. Q6_K's 16-value scales are folded into
 // int16 quants ((q - 32) * sc, |.| <= 4096; a 256-value dot stays under 2^27), so one float
 // step covers 256 values: with int8 quants its 8-pair inner loop was unrolled, and LLVM split
 // each vpdpwssd into vpmaddwd + vpaddd (its fast-dpwssd tuning is off for these CPUs),
