@@ -61,18 +61,8 @@ struct tile_format {
 // Types with a minimum (W = d q + m) carry offsets. As pairs every quant is widened to int8:
 // unpacking nibbles or fifth bits per use costs the inner loop more than the bytes save (Q4_K
 // nibbles: a shift and a mask per pair beside the 8 vpdpwssd). As quads the Q4 types keep their
-// nibbles: a shift and a mask per 32 bytes feed 4 tokens' quad dots. Q4_K's super-block tiles
-// (k_nibbles) against its whole-byte quads with a float scale per 32 values, 1B Q4_K_M, Zen 3,
-// 2 threads, same run: prefill gate/up 1182 -> 1103 ms per 256 tokens (the Q6_K down
-// projection, unchanged, 453 -> 463); decode's loop over a sub-block pair of 8 rows 20.6
-// cycles (llvm-mca, znver3: LLVM folds the scale into the vpmaddwd that widens the pairs),
-// about half the file kernel's per byte: with the weights in L2 (matvec_types_bench,
-// MATVEC_HOT=1 MATVEC_MB=1, 2 threads) 14-18 -> 31-37 GB/s; streamed from memory both are at
-// the machine's 22-28. The process's peak memory 2.37 -> 1.42 GB, the 10-bit copy gone and the
-// file's pages released. Q5_K in the same layout with Q5_0's fifth-bit bytes was tried for its
-// decode and left out: 13-17 GB/s in L2 against 15.5-17.8 from its file, the fifth bits'
-// expansion (a shuffle, three masks and an or a step, per half) as costly as the file's. Q6_K's 16-value scales are folded into
-// int16 quants ((q - 32) * sc, |.| <= 4096; a 256-value dot stays under 2^27), so one float
+// nibbles: a shift and a mask per 32 bytes feed 4 tokens' quad dots (k_nibble_term for Q4_K).
+// Q6_K's 16-value scales are folded into int16 quants ((q - 32) * sc, |.| <= 4096; a 256-value dot stays under 2^27), so one float
 // step covers 256 values: with int8 quants its 8-pair inner loop was unrolled, and LLVM split
 // each vpdpwssd into vpmaddwd + vpaddd (its fast-dpwssd tuning is off for these CPUs),
 // twice the vector work. Measured on Qwen2.5-0.5B's ffn_down (896 x 4864, 32 tokens, 2
@@ -227,10 +217,10 @@ void repack_k_nibbles(const weight& w, const tile_format& f, const std::uint8_t*
 // per file block, its rows decoded first, then the tile's bytes written in order.
 void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file, std::int64_t tile, std::uint8_t* out) {
   const auto& traits = gguf::traits_of(w.type);
+  if (f.k_nibbles) return repack_k_nibbles(w, f, file, tile, out);
   const std::int64_t block = traits.block_elems, subs = w.cols / f.sub, per_block = block / f.sub, R = f.rows;
   std::vector<std::int16_t> q(std::size_t(R * block));
   std::vector<float> a(std::size_t(R * 8)), b(a.size());
-  if (f.k_nibbles) return repack_k_nibbles(w, f, file, tile, out);
   for (std::int64_t blk = 0; blk < w.cols / block; ++blk) {
     for (std::int64_t r = 0; r < R; ++r)
       decode_block(w.type, file + (tile * R + r) * w.row_bytes + blk * traits.block_bytes, &q[std::size_t(r * block)],
@@ -305,6 +295,15 @@ kvalue fifth_bit_dot(kernel_builder& kb, int slot, const tile_format& f, std::in
 // written out, not a loop: a loop of its own would put the two products in different blocks for
 // one kernel and the same block for another, and LLVM would contract a different one into the
 // fma, so that one token lane and four would round a row differently.
+// Against Q4_K's whole-byte quads with a float step per 32 values (1B Q4_K_M, Zen 3, 2 threads,
+// same run): prefill gate/up 1182 -> 1103 ms per 256 tokens (the Q6_K down projection, not
+// changed, 453 -> 463); decode's loop over a sub-block pair of 8 rows 20.6 cycles (llvm-mca,
+// znver3; LLVM folds the scale into the vpmaddwd that widens the pairs), half the file kernel's
+// per byte: with the weights in L2 (matvec_types_bench, MATVEC_HOT=1 MATVEC_MB=1) 14-18 -> 31-37
+// GB/s, while streamed from memory both stay at the machine's 22-28; peak memory 2.37 -> 1.42
+// GB, the 10-bit copy gone and the file's pages released. Q5_K in this layout with Q5_0's
+// fifth-bit bytes was tried for its decode and left out: 13-17 GB/s in L2 against 15.5-17.8 from
+// its file, the fifth bits' expansion (a shuffle, three masks and an or a step) as costly there.
 kvalue k_nibble_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kvalue x_at, kvalue sums_at, kvalue s, kvalue r) {
   auto i = kb.reduce_range(4);
   auto quants = at + 20 * R + i * (32 * R);

@@ -34,8 +34,9 @@
 //                bytes, bit e of byte cR + r the fifth bit of row r's value 4c + e and bit
 //                4 + e that of 16 + 4c + e: the file's 5.5 / 6 bits.
 // Bits per value (the file's): Q8_0 8.5 (8.5), Q4_0, Q5_0 9 (4.5, 5.5), Q4_1, Q5_1, Q4_K, Q5_K 10
-// (5, 6, 4.5, 5.5), Q6_K 16.1 (6.6); as quads Q4_0 4.5, Q4_1 5, Q4_K 4.625. Qwen2.5-0.5B's Q4_K_M (most of it Q5_0: its 896-wide
-// rows are no multiple of 256) holds 456 MB of tiles beside its 395 MB file. The tiles are a
+// (5, 6, 4.5, 5.5), Q6_K 16.1 (6.6); as quads Q4_0 4.5, Q4_1 5, Q4_K 4.625. Qwen2.5-0.5B's
+// Q4_K_M (most of it Q5_0: its 896-wide rows are no multiple of 256) held 456 MB of tiles beside
+// its 395 MB file (when measured, before Q4_K's super-block tiles). The tiles are a
 // copy: the file's bytes stay mapped for decode, which streams them at memory bandwidth,
 // except where decode reads tiles of the file's size (Q8_0; as quads Q4_0, Q4_1, Q4_K, and
 // Q5_0 / Q5_1's decode tiles), which the file's pages then leave.
