@@ -100,7 +100,7 @@ void walk_schedules(rig& r) {
   full.tokens = chunk;
   const ast::kernel chunk_sum = model::attend_kernel(full, softmax_from::probabilities);
   const ast::kernel runs = model::attend_runs_kernel(r.shape, model::attention_runs);
-  const std::vector<std::pair<int, int>> schedules{{0, 0}, {8, 1}, {16, 1}, {16, 2}, {32, 1}, {32, 2}, {32, 4}};
+  const std::vector<std::pair<int, int>> schedules{{0, 0}, {8, 1}, {16, 1}, {16, 2}, {16, 4}, {32, 1}, {32, 2}, {32, 4}};
   std::vector<std::string> lines;
   for (std::int64_t ctx : {64, 256, 1024, 4096})
     for (int which = 0; which < 2; ++which) {
@@ -128,7 +128,7 @@ void walk_schedules(rig& r) {
       lines.push_back(line);
     }
   std::printf("\nhead_dim %lld, weighted sums walking the context, modeled us (4 x 4 tiles, group g, unroll u):\n"
-              "what ctx      default    g8 u1   g16 u1   g16 u2   g32 u1   g32 u2   g32 u4\n",
+              "what ctx      default    g8 u1   g16 u1   g16 u2   g16 u4   g32 u1   g32 u2   g32 u4\n",
               (long long)r.hd);
   for (const std::string& l : lines) std::printf("%s\n", l.c_str());
 }

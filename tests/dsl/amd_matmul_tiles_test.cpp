@@ -131,18 +131,19 @@ namespace {
 
 // out[t][d] = sum over c < n (variable 0) of p[t][c] * v[c][d], 256 x 256 outputs: attention's
 // weighted sum of V over a context of run-time length.
-tg::ast::kernel weighted_sum_kernel() {
+tg::ast::kernel weighted_sum_kernel(std::int64_t rows = 256) {
   tg::kernel_builder kb;
-  auto t = kb.output_range(256);
+  auto t = kb.output_range(rows);
   auto d = kb.output_range(256);
   auto n = kb.variable(0);
   auto c = kb.reduce_range(n);
   kb.store(0, t * 256 + d, kb.sum(kb.load<float>(1, t * n + c) * kb.load<float>(2, c * 256 + d), c));
   return kb.finish();
 }
-std::vector<float> weighted_sum_ref(const std::vector<float>& p, const std::vector<float>& v, std::int64_t length) {
-  std::vector<float> out(256 * 256, 0.0f);
-  for (int t = 0; t < 256; ++t)
+std::vector<float> weighted_sum_ref(const std::vector<float>& p, const std::vector<float>& v, std::int64_t length,
+                                    std::int64_t rows = 256) {
+  std::vector<float> out(std::size_t(rows * 256), 0.0f);
+  for (int t = 0; t < rows; ++t)
     for (int d = 0; d < 256; ++d)
       for (std::int64_t c = 0; c < length; ++c)
         out[std::size_t(t * 256 + d)] += p[std::size_t(t * length + c)] * v[std::size_t(c * 256 + d)];
@@ -276,21 +277,27 @@ TEST_CASE("DSL matmuls with the default GPU opts agree with the CPU") {
 // reduce unrolled to about 64 loaded elements per trip), and leaves a matvec's group of lanes, an
 // int8 matmul's nested lanes and an elementwise kernel's one thread per element as they were.
 TEST_CASE("a weighted sum over a symbolic length, in 4 x 4 tiles with half a wave sharing each walk, matches plain C++") {
-  const tg::ast::kernel k = weighted_sum_kernel();
-  tg::opt::gpu_traits amd;
-  amd.max_reduce_unroll = 32;
-  const tg::codegen::kernel_opts opts = tg::opt::choose_gpu_opts(k.nodes, k.global_ranges, amd);
-  REQUIRE(opts.group_lanes == 16);
-  REQUIRE(opts.upcast == std::vector<int>{4, 4});
-  for (const std::int64_t length : {1, 37, 64}) {  // shorter than a trip, ragged, whole trips
-    CAPTURE(length);
-    const std::vector<float> p = tg::test::random_floats(std::size_t(256 * length), 3),
-                             v = tg::test::random_floats(std::size_t(length * 256), 4);
-    const std::vector<float> want = weighted_sum_ref(p, v, length);
-    for (const gpu& g : gpus) {
-      CAPTURE(g.device);
-      const std::vector<float> got = run_tiled(g, k, opts, want.size(), {bytes_of(p), bytes_of(v)}, {length});
-      for (std::size_t i = 0; i < want.size(); ++i) REQUIRE(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
+  // 256 rows: 4096 tiles, 2 iterations a trip; 512: 8192 tiles, twice busy_threads at half a
+  // wave, 4 a trip.
+  for (const std::int64_t rows : {256, 512}) {
+    CAPTURE(rows);
+    const tg::ast::kernel k = weighted_sum_kernel(rows);
+    tg::opt::gpu_traits amd;
+    amd.max_reduce_unroll = 32;
+    const tg::codegen::kernel_opts opts = tg::opt::choose_gpu_opts(k.nodes, k.global_ranges, amd);
+    REQUIRE(opts.group_lanes == 16);
+    REQUIRE(opts.upcast == std::vector<int>{4, 4});
+    REQUIRE(opts.reduce_unroll == (rows == 512 ? 4 : 2));
+    for (const std::int64_t length : {1, 37, 64, 130}) {  // shorter than a trip, ragged, whole trips, several
+      CAPTURE(length);
+      const std::vector<float> p = tg::test::random_floats(std::size_t(rows * length), 3),
+                               v = tg::test::random_floats(std::size_t(length * 256), 4);
+      const std::vector<float> want = weighted_sum_ref(p, v, length, rows);
+      for (const gpu& g : gpus) {
+        CAPTURE(g.device);
+        const std::vector<float> got = run_tiled(g, k, opts, want.size(), {bytes_of(p), bytes_of(v)}, {length});
+        for (std::size_t i = 0; i < want.size(); ++i) REQUIRE(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
+      }
     }
   }
 }
