@@ -506,7 +506,8 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
      // token range a launch variable, counted as 1), each a reduce over the context: too few
      // outputs to fill the GPU one thread each, so a group splits each context walk, though the
      // outputs are contiguous; with 64 tokens as constants there are outputs enough, and the walk
-     // (symbolic: as long as the context) takes a 4 x 4 tile of (g, d) split over half a wave
+     // (symbolic: as long as the context) takes a 4 x 4 tile of (g, d) split over half a wave, 4
+     // iterations a trip (its 8192 tiles at half a wave are twice busy_threads)
     auto weighted_v = [](bool symbolic_tokens, std::int64_t group = 4) {
       tg::kernel_builder kb;
       auto ctx = kb.variable(1);
@@ -523,7 +524,7 @@ TEST_CASE("the GPU heuristic puts a group of threads on each row-walking reduce"
     const tg::ast::kernel chunk = weighted_v(false);
     const tg::codegen::kernel_opts tiled = tg::opt::choose_gpu_opts(chunk.nodes, chunk.global_ranges, {});
     CHECK(tiled.group_lanes == 16);
-    CHECK(tiled.reduce_unroll == 2);
+    CHECK(tiled.reduce_unroll == 4);
     CHECK(tiled.upcast == std::vector<int>{1, 1, 4, 4});
     // Seven query heads a KV head (Qwen2.5-0.5B's 14 over 2) do not tile by 4: choose_matmul_tile's
     // tile (1 x 2 here), one work-item to a walk, as before the rule.
