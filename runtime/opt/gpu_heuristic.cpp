@@ -180,27 +180,27 @@ void choose_matmul_tile(std::span<const ast::node> nodes, int global_ranges, con
   while (opts.reduce_unroll * 2 * (tm + tn) <= 64 && opts.reduce_unroll * 2 <= traits.max_reduce_unroll) opts.reduce_unroll *= 2;
 }
 
-// A matrix-matrix kernel whose reduce has a symbolic length (attention's weighted sum of V: a
-// walk over the context, as long as the context grows): a 4 x 4 register tile whatever the
-// output count, so each trip's loads of p and V feed 16 multiply-adds rather than one or two (at
-// one output a work-item, the walk's index arithmetic, masks and conversions made these kernels
-// bound by issue, not memory), and the walk split over half a wave of work-items, or a whole one
-// where the tiles at half a wave come to fewer than busy_threads / 2 threads, 2 iterations a
-// trip, 4 where they come to 2 x busy_threads or more. On AMD:EMU, modeled on an RX 7900 XTX (tests/bench/gpu_attention_sweep: groups of 8 to
-// 32, unrolls of 1 to 4, contexts 64 to 4096), this was the best or within 10% of it where each
-// form runs (decode's runs past context 1024), but for full chunks at long contexts: the 8B's
-// heads of 128 at 1024 and 4096 (35.0 and 131.0 us against 27.8 and 99.5 at a wave, unroll 2),
-// the 1B's of 64 at 4096 (66.5 against 56.6 at a wave, unroll 4). The 8B's full chunk (8192
-// tiles: 2 x busy_threads at half a wave) at unroll 4: 6.2, 11.1, 30.5 and 108.2 us at contexts
-// 64, 256, 1024 and 4096, within 10% of the sweep's best at each (5.7, 11.0, 27.8, 99.5), where
-// a whole wave (the best past 1024) took 8.2 at 64 and unroll 2 35.0 and 131.0 at 1024 and 4096.
-// The 1B's chunk (4096 tiles) gains nothing at unroll 4 (4096: 67.0 us) and the runs' lose (the
-// 8B's 2048 tiles: 4.5 -> 18.0 at 1024), so both keep unroll 2; the 1B's chunk at 4096 stays
-// 17% over the best, which the walk's group cannot reach without the context's length. Against one work-item per
-// output (a 1 x 2 tile at most), the 8B's full chunk at context 4096: 228.8 -> 131.0 us, 1024
-// 59.0 -> 35.0, 256 16.5 -> 11.0; the 1B's (heads of 64) at 4096 281.0 -> 66.5. Decode's
-// weighted sum in runs (attend_runs_kernel) at 4096: the 8B's 11.4 us (2048 tiles: half a wave),
-// the 1B's 7.0 (1024 tiles: a wave; 10.0 at half).
+// A matrix-matrix kernel whose reduce has a symbolic length (attention's weighted sum of V: a walk
+// over the context, as long as the context grows): a 4 x 4 register tile whatever the output count,
+// so each trip's loads of p and V feed 16 multiply-adds rather than one or two (at one output a
+// work-item, the walk's index arithmetic, masks and conversions made these kernels bound by issue,
+// not memory), and the walk split over half a wave of work-items, or a whole one where the tiles at
+// half a wave come to fewer than busy_threads / 2 threads, 2 iterations a trip, 4 where they come
+// to 2 x busy_threads or more. On AMD:EMU, modeled on an RX 7900 XTX
+// (tests/bench/gpu_attention_sweep: groups of 8 to 32, unrolls of 1 to 4, contexts 64 to 4096),
+// this was the best or within 10% of it where each form runs (decode's runs past context 1024), but
+// for full chunks at long contexts: the 8B's heads of 128 at 1024 and 4096 (35.0 and 131.0 us
+// against 27.8 and 99.5 at a wave, unroll 2), the 1B's of 64 at 4096 (66.5 against 56.6 at a wave,
+// unroll 4). The 8B's full chunk (8192 tiles: 2 x busy_threads at half a wave) at unroll 4: 6.2,
+// 11.1, 30.5 and 108.2 us at contexts 64, 256, 1024 and 4096, within 10% of the sweep's best at
+// each (5.7, 11.0, 27.8, 99.5), where a whole wave (the best past 1024) took 8.2 at 64 and unroll 2
+// 35.0 and 131.0 at 1024 and 4096. The 1B's chunk (4096 tiles) gains nothing at unroll 4 (4096:
+// 67.0 us) and the runs' lose (the 8B's 2048 tiles: 4.5 -> 18.0 at 1024), so both keep unroll 2;
+// the 1B's chunk at 4096 stays 17% over the best, which the walk's group cannot reach without the
+// context's length. Against one work-item per output (a 1 x 2 tile at most), the 8B's full chunk at
+// context 4096 (at unroll 2): 228.8 -> 131.0 us, 1024 59.0 -> 35.0, 256 16.5 -> 11.0; the 1B's (heads of 64) at
+// 4096 281.0 -> 66.5. Decode's weighted sum in runs (attend_runs_kernel) at 4096: the 8B's 11.4 us
+// (2048 tiles: half a wave), the 1B's 7.0 (1024 tiles: a wave; 10.0 at half).
 // Returns false (opts unchanged) where the kernel is not such a product, or its tile ranges are
 // symbolic or not multiples of 4.
 bool split_tiled_walk(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits,
