@@ -129,7 +129,7 @@ constexpr tile_schedule tile_schedules[] = {{1, 1, 32}, {2, 2, 16}, {4, 4, 8}, {
 
 namespace {
 
-// out[t][d] = sum over c < n (variable 0) of p[t][c] * v[c][d], 256 x 256 outputs: attention's
+// out[t][d] = sum over c < n (variable 0) of p[t][c] * v[c][d], rows x 256 outputs: attention's
 // weighted sum of V over a context of run-time length.
 tg::ast::kernel weighted_sum_kernel(std::int64_t rows = 256) {
   tg::kernel_builder kb;
