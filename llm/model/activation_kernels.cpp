@@ -91,4 +91,16 @@ ast::kernel activation_sum_kernel(std::int64_t K, launch_var rows, std::int64_t 
   return kb.finish();
 }
 
+ast::kernel activation_sum8_kernel(std::int64_t K, launch_var rows, bool bytes) {
+  check_block(K, 256);
+  kernel_builder kb;
+  auto t = kb.output_range(kb.variable(rows));
+  auto h = kb.output_range(K / 8);
+  auto j = kb.reduce_range(8);
+  auto at = t * K + h * 8 + j;
+  auto sum = kb.sum(kb.cast(dtype::int32, bytes ? kb.load<std::int8_t>(1, at) : kb.load<std::int16_t>(1, at)), j);
+  kb.store(0, t * (K / 8) + h, kb.cast(dtype::int16, sum * 32));
+  return kb.finish();
+}
+
 }  // namespace tg::model

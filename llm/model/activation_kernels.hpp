@@ -44,4 +44,11 @@ ast::kernel activation_byte_kernel(std::int64_t K, launch_var rows);
 ast::kernel activation_sum_kernel(std::int64_t K, launch_var rows, std::int64_t block = activation_block,
                                   bool bytes = false);
 
+// Per 8 values h of row t: xsum8[t][h] = 32 * sum_j q[8h + j] as int16 (|.| <= 32 * 8 * 127 =
+// 32512), for Q6_K's decode tiles (matmul_tiles.hpp): the zero point 32 of a 16-value group
+// times its int8 scale sc is then one pmaddwd of (sc, sc) against the group's two halves,
+// sc * 32 (sum of the first 8) + sc * 32 (sum of the last 8). 256-value blocks only.
+// Slots: 0 xsum8 (int16, rows x K / 8), 1 xq (int8 with `bytes`).
+ast::kernel activation_sum8_kernel(std::int64_t K, launch_var rows, bool bytes = false);
+
 }  // namespace tg::model

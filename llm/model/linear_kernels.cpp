@@ -245,6 +245,10 @@ bool reads_activation_sums(const ast::kernel& k) {
   return std::any_of(k.nodes.begin(), k.nodes.end(),
                      [](const ast::node& n) { return n.o == ast::op::load && n.arg == activation_sums_slot; });
 }
+bool reads_activation_sums8(const ast::kernel& k) {
+  return std::any_of(k.nodes.begin(), k.nodes.end(),
+                     [](const ast::node& n) { return n.o == ast::op::load && n.arg == activation_sums8_slot; });
+}
 bool reads_activation_bytes(const ast::kernel& k) {
   return std::any_of(k.nodes.begin(), k.nodes.end(), [](const ast::node& n) {
     return n.o == ast::op::load && n.arg == activation_values_slot && n.dt == dtype::int8;

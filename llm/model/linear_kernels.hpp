@@ -66,6 +66,9 @@ bool uses_activation_sums(const weight& w);
 // Whether a matmul kernel of such a weight reads the sums (slot 6) this launch must provide.
 inline constexpr int activation_sums_slot = 6;
 bool reads_activation_sums(const ast::kernel& k);
+// Whether it reads the per-8 sums times 32 (activation_sum8_kernel; Q6_K's decode tiles), slot 9.
+inline constexpr int activation_sums8_slot = 9;
+bool reads_activation_sums8(const ast::kernel& k);
 // Whether it reads the rounded activations (slot 2) as int8 bytes rather than int16: a GPU's
 // matmuls (whose rounding stores bytes), and on the CPU the VNNI tiles and decode's quads
 // (linear_kernels.cpp: cpu_decode_quads), which take the int8 copy of the int16 values

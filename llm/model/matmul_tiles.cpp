@@ -46,14 +46,21 @@ struct tile_format {
   // (sub-block 2i's values 4p.. in the low nibbles, 2i + 1's in the high ones): 148 bytes per
   // 256 values and row against the file's 144, so decode reads these tiles too.
   bool k_nibbles = false;
+  // Q6_K's decode tiles: its super-blocks whole (sub = 256), each row's fp16 d (at 2r), its 16
+  // int8 scales (sc[g] at 2R + gR + r), then per 16-value group g three 4-byte planes k (at
+  // 18R + ((3g + k) R + r) 4), byte e of plane k holding value 16g + 4k + e in bits 0-5 and bits
+  // 2k, 2k + 1 of value 16g + 12 + e in bits 6-7: the file's 210 bytes per 256 values and row.
+  bool six_bits = false;
   std::int64_t header_bytes() const {
     if (k_nibbles) return 20 * rows;
+    if (six_bits) return 18 * rows;
     return (half_scales ? (offsets ? 4 : 2) : offsets ? 8 : 4) * rows;
   }
   std::int64_t quant_bytes() const { return wide ? 2 : 1; }
   std::int64_t group() const { return quads ? 4 : 2; }  // values of a row side by side
   std::int64_t nibble_bytes() const { return sub * rows / 2; }
   std::int64_t sub_bytes() const {
+    if (six_bits) return header_bytes() + sub * rows * 3 / 4;
     return header_bytes() + (nibbles ? nibble_bytes() + (fifth_bits ? sub * rows / 8 : 0) : sub * rows * quant_bytes());
   }
 };
@@ -70,6 +77,7 @@ struct tile_format {
 // 3.1 ms as int8 in 16-value sub-blocks, 2.0 as int16 in 256.
 // With `decode`, the layout decode reads (decode_tiles where the type has its own: has_decode_layout).
 tile_format format_of(tensor_type type, std::int64_t rows, bool quads, bool decode = false) {
+  if (type == tensor_type::q6_k && decode) return {.rows = rows, .sub = 256, .quads = true, .six_bits = true};
   if (type == tensor_type::q6_k) return {rows, 256, false, true};  // int16: always pairs
   const std::int64_t zero = !quads ? 0 : type == tensor_type::q8_0 ? 128 : type == tensor_type::q4_0 ? 8 : type == tensor_type::q5_0 ? 16 : 0;
   if (type == tensor_type::q8_0) return {rows, 32, false, false, true, quads, zero};
@@ -106,6 +114,21 @@ struct scale_min {
 scale_min k_scale_min(const std::uint8_t* s, int j) {
   if (j < 4) return {s[j] & 63, s[j + 4] & 63};
   return {(s[j + 4] & 0x0F) | (s[j - 4] >> 6) << 4, (s[j + 4] >> 4) | (s[j] >> 6) << 4};
+}
+
+// A Q6_K block's 256 values as the file's unsigned 6 bits (q + 32): value 128 h + 32 k + l (l <
+// 32) from ql's nibbles and qh's 2-bit fields (ggml-quants.c: dequantize_row_q6_K).
+void q6_k_values(const std::uint8_t* blk, std::uint8_t* v) {
+  for (int h = 0; h < 2; ++h)
+    for (int l = 0; l < 32; ++l) {
+      const std::uint8_t* ql = blk + 64 * h;
+      const std::uint8_t high = blk[128 + 32 * h + l];
+      std::uint8_t* out = v + 128 * h + l;
+      out[0] = std::uint8_t((ql[l] & 15) | (high & 3) << 4);
+      out[32] = std::uint8_t((ql[l + 32] & 15) | ((high >> 2) & 3) << 4);
+      out[64] = std::uint8_t((ql[l] >> 4) | ((high >> 4) & 3) << 4);
+      out[96] = std::uint8_t((ql[l + 32] >> 4) | ((high >> 6) & 3) << 4);
+    }
 }
 
 // One file block as integers: q (the block's values), and per sub-block (format_of's) a and
@@ -150,20 +173,11 @@ void decode_block(tensor_type type, const std::uint8_t* blk, std::int16_t* q, fl
     }
     return;
   }
-  // Q6_K: value v = 128 h + 32 k + l (l < 32) has scale v / 16, folded into q.
+  // Q6_K: value v has scale v / 16, folded into q.
   a[0] = half_at(blk + 208);
-  const auto scale = [&](int v) { return int(std::int8_t(blk[192 + v / 16])); };
-  for (int h = 0; h < 2; ++h)
-    for (int l = 0; l < 32; ++l) {
-      const std::uint8_t* ql = blk + 64 * h;
-      const std::uint8_t high = blk[128 + 32 * h + l];
-      const int v[4] = {(ql[l] & 15) | (high & 3) << 4, (ql[l + 32] & 15) | ((high >> 2) & 3) << 4,
-                        (ql[l] >> 4) | ((high >> 4) & 3) << 4, (ql[l + 32] >> 4) | ((high >> 6) & 3) << 4};
-      for (int k = 0; k < 4; ++k) {
-        const int at = 128 * h + 32 * k + l;
-        q[at] = std::int16_t((v[k] - 32) * scale(at));
-      }
-    }
+  std::uint8_t v[256];
+  q6_k_values(blk, v);
+  for (int at = 0; at < 256; ++at) q[at] = std::int16_t((v[at] - 32) * int(std::int8_t(blk[192 + at / 16])));
 }
 
 }  // namespace
@@ -213,11 +227,33 @@ void repack_k_nibbles(const weight& w, const tile_format& f, const std::uint8_t*
   }
 }
 
+// Q6_K's decode tiles (tile_format::six_bits): the file's d and scales as they are, its 6-bit
+// values regrouped so that a group's fourth quad is the top 2 bits of the three planes before it.
+void repack_six_bits(const weight& w, const tile_format& f, const std::uint8_t* file, std::int64_t tile, std::uint8_t* out) {
+  const std::int64_t blocks = w.cols / 256, R = f.rows;
+  std::uint8_t v[256];
+  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+    std::uint8_t* at = out + (tile * blocks + blk) * f.sub_bytes();
+    for (std::int64_t r = 0; r < R; ++r) {
+      const std::uint8_t* src = file + (tile * R + r) * w.row_bytes + blk * 210;
+      std::memcpy(at + 2 * r, src + 208, 2);  // d
+      for (std::int64_t g = 0; g < 16; ++g) at[2 * R + g * R + r] = src[192 + g];
+      q6_k_values(src, v);
+      for (std::int64_t g = 0; g < 16; ++g)
+        for (std::int64_t k = 0; k < 3; ++k)
+          for (std::int64_t e = 0; e < 4; ++e)
+            at[18 * R + ((3 * g + k) * R + r) * 4 + e] =
+                std::uint8_t(v[16 * g + 4 * k + e] | ((v[16 * g + 12 + e] >> (2 * k)) & 3) << 6);
+    }
+  }
+}
+
 // Writes tile `tile` of w (file bytes `file`) into `out` (the layout of matmul_tiles.hpp):
 // per file block, its rows decoded first, then the tile's bytes written in order.
 void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file, std::int64_t tile, std::uint8_t* out) {
   const auto& traits = gguf::traits_of(w.type);
   if (f.k_nibbles) return repack_k_nibbles(w, f, file, tile, out);
+  if (f.six_bits) return repack_six_bits(w, f, file, tile, out);
   const std::int64_t block = traits.block_elems, subs = w.cols / f.sub, per_block = block / f.sub, R = f.rows;
   std::vector<std::int16_t> q(std::size_t(R * block));
   std::vector<float> a(std::size_t(R * 8)), b(a.size());
@@ -304,7 +340,8 @@ kvalue fifth_bit_dot(kernel_builder& kb, int slot, const tile_format& f, std::in
 // GB, the 10-bit copy gone and the file's pages released. Q5_K in this layout with Q5_0's
 // fifth-bit bytes was tried for its decode and left out: 13-17 GB/s in L2 against 15.5-17.8 from
 // its file, the fifth bits' expansion (a shuffle, three masks and an or a step) as costly there.
-kvalue k_nibble_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kvalue x_at, kvalue sums_at, kvalue s, kvalue r) {
+kvalue k_nibble_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kvalue x_at, kvalue sums_at, kvalue s, kvalue r,
+                     std::int64_t ahead) {
   auto i = kb.reduce_range(4);
   auto quants = at + 20 * R + i * (32 * R);
   kvalue scaled;
@@ -318,6 +355,8 @@ kvalue k_nibble_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kv
     auto sc = kb.cast(dtype::int32, kb.load<std::uint8_t>(slot, at + 4 * R + (i * 2 + kb.index(high)) * R + r));
     scaled = high ? scaled + dot * sc : dot * sc;
   }
+  if (ahead > 0)  // a quarter of the super-block's lines per sub-block pair (six_bit_term says why)
+    for (std::int64_t line = 0; line * 64 < 37 * R; ++line) scaled = kb.prefetch(slot, at + (ahead + line * 64) + i * (37 * R), scaled);
   kvalue mins;
   for (int j = 0; j < 8; ++j) {
     auto m = kb.cast(dtype::int32, kb.load<std::uint8_t>(slot, at + (12 + j) * R + r));
@@ -329,15 +368,57 @@ kvalue k_nibble_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kv
   return kb.cast(dtype::float32, kb.sum(scaled, i)) * (d * s) - kb.cast(dtype::float32, mins) * (dmin * s);
 }
 
+// The term of one Q6_K super-block (tile_format::six_bits) for row r and token t: per 16-value
+// group its three planes' low 6 bits and the fourth quad gathered from their top 2 bits, each
+// quad dotted with the activations' bytes (pmaddubsw + pmaddwd without VNNI: the values stay
+// below 64) and scaled by the group's int8 scale (folded into the pmaddwd: x86_dot_sums.cpp). The
+// zero point comes off as sc * 32 * (the group's sum of activations): one pmaddwd of (sc, sc)
+// against the two halves' sums times 32 (activation_sum8_kernel, slot 9) per group, where the
+// file kernel takes a second quad dot of 32 against the activations per step. Then one float
+// step per super-block, d s (sum(sc dot) - 32 sum(sc xsum)), the same integer as the file
+// kernel's (|.| < 2^29), so the result is too.
+// Against that kernel (Zen 3, 2 threads, matvec_types_bench, GB/s): in L2 (MATVEC_HOT=1
+// MATVEC_MB=1) 16-27 -> 39-49, 37 instructions and 7.9 cycles per group of 8 rows (llvm-mca,
+// znver3) where the file kernel took 148 and 32 per super-block of one row; streamed 22-26 -> 30-37.
+kvalue six_bit_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kvalue x_at, kvalue sums8_at, kvalue s, kvalue r,
+                    std::int64_t ahead) {
+  auto g = kb.reduce_range(16);
+  auto e = kb.reduce_range(4);
+  auto bits = [&](int n) { return kb.constant(dtype::uint8, n); };
+  auto plane = [&](int k) { return kb.load<std::uint8_t>(slot, at + 18 * R + (g * 3 + kb.index(k)) * (4 * R) + r * 4 + e); };
+  const kvalue p[3] = {plane(0), plane(1), plane(2)};
+  const kvalue q[4] = {p[0] & 63, p[1] & 63, p[2] & 63, (p[0] >> bits(6)) | ((p[1] >> bits(4)) & 12) | ((p[2] >> bits(2)) & 48)};
+  kvalue dot;
+  for (int k = 0; k < 4; ++k) {
+    auto xq = kb.load<std::int8_t>(2, x_at + g * 16 + kb.index(4 * k) + e);
+    auto part = kb.sum_lanes(kb.cast(dtype::int32, q[k]) * kb.cast(dtype::int32, xq), e);
+    dot = k ? dot + part : part;
+  }
+  // A group's share of the super-block's lines (210R / 16 bytes a group), asked for inside the
+  // loop: the 27 lines of an 8-row super-block asked for at once before it streamed at 15-20 GB/s
+  // (53-64% of the same-run probe), spread over its groups at 30-37 (98-118%), and with no
+  // prefetch at 21-29 (matvec_types_bench, 4096 wide, 2 threads, Zen 3). Q4_K's super-blocks
+  // (k_nibble_term) likewise: 27-30 -> 32-39 GB/s.
+  if (ahead > 0)
+    for (std::int64_t line = 0; line * 64 < 210 * R / 16; ++line) dot = kb.prefetch(slot, at + (ahead + line * 64) + g * (210 * R / 16), dot);
+  auto sc = [&](kvalue group) { return kb.cast(dtype::int32, kb.load<std::int8_t>(slot, at + 2 * R + group * R + r)); };
+  auto scaled = kb.sum(dot * sc(g), g);
+  auto h = kb.reduce_range(16);
+  auto half = kb.reduce_range(2);
+  auto zero = kb.sum(kb.sum_lanes(sc(h) * kb.cast(dtype::int32, kb.load<std::int16_t>(activation_sums8_slot, sums8_at + h * 2 + half)), half), h);
+  auto d = kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + r));
+  return kb.cast(dtype::float32, scaled - zero) * (d * s);
+}
+
 // The bits of w's unsigned quad bytes (q + zero): 5 for the Q5 types, 4 for Q4_1 and Q4_K, 8 for Q8_0.
 int quad_bits(tensor_type type) {
   if (type == tensor_type::q5_0 || type == tensor_type::q5_1 || type == tensor_type::q5_k) return 5;
   return type == tensor_type::q8_0 ? 8 : 4;
 }
 
-// Whether w's type as quads has a decode layout of its own (decode_tiles): Q5_0 and Q5_1.
+// Whether w's type has a decode layout of its own (decode_tiles): Q6_K, and Q5_0 and Q5_1 as quads.
 bool has_decode_layout(tensor_type type, bool quads) {
-  return quads && (type == tensor_type::q5_0 || type == tensor_type::q5_1);
+  return type == tensor_type::q6_k || (quads && (type == tensor_type::q5_0 || type == tensor_type::q5_1));
 }
 
 std::size_t layout_bytes(const weight& w, const tile_format& f) { return std::size_t(w.rows / f.rows * (w.cols / f.sub) * f.sub_bytes()); }
@@ -367,17 +448,20 @@ bool tiles_of(const weight& w, std::int64_t rows) { return has_tiles(w) && (rows
 
 }  // namespace
 
-std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads) {
+std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads, bool decode_only) {
   if (!tiles_of(w, rows)) return 0;
-  return layout_bytes(w, format_of(w.type, rows, quads)) +
-         (has_decode_layout(w.type, quads) ? layout_bytes(w, format_of(w.type, rows, quads, true)) : 0);
+  const bool own = has_decode_layout(w.type, quads);
+  const std::size_t decode = own ? layout_bytes(w, format_of(w.type, rows, quads, true)) : 0;
+  if (decode_only) return own ? decode : layout_bytes(w, format_of(w.type, rows, quads));
+  return layout_bytes(w, format_of(w.type, rows, quads)) + decode;
 }
 
-void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads) {
+void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads, bool decode_only) {
   if (tile_bytes(w, rows, quads) == 0) throw usage_error(str("add_tiles: weight ", w.name, " has no tiled form of ", rows, " rows"));
   const tile_format f = format_of(w.type, rows, quads);
-  w.tiles = repack(dev, w, f);
-  if (has_decode_layout(w.type, quads)) w.decode_tiles = repack(dev, w, format_of(w.type, rows, quads, true));
+  const bool own = has_decode_layout(w.type, quads);
+  if (!(decode_only && own)) w.tiles = repack(dev, w, f);
+  if (own) w.decode_tiles = repack(dev, w, format_of(w.type, rows, quads, true));
   w.tile_rows = rows;
   w.tile_quads = f.quads;
 }
@@ -451,10 +535,14 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
                                 : kb.cast(dtype::float32, kb.load<std::int32_t>(6, t * (K / 32) + g)) * s;
     return term - b * xsum;
   };
-  auto term = f.k_nibbles ? k_nibble_term(kb, slot, tile_rows, at, t * K + g * f.sub, t * (K / 32) + g * 8, s, r)
+  auto term = f.k_nibbles ? k_nibble_term(kb, slot, tile_rows, at, t * K + g * f.sub, t * (K / 32) + g * 8, s, r,
+                                          token_lanes == 1 ? tile_prefetch_distance : 0)
+             : f.six_bits ? six_bit_term(kb, slot, tile_rows, at, t * K + g * f.sub, t * (K / 8) + g * 32, s, r,
+                                         token_lanes == 1 ? tile_prefetch_distance : 0)
                           : sub_block_term();
-  // One token streams the tiles as decode streams a file (linear_kernels.cpp: prefetch_distance).
-  if (token_lanes == 1)
+  // One token streams the tiles as decode streams a file (linear_kernels.cpp: prefetch_distance);
+  // the super-block layouts ask for their lines inside their loops (six_bit_term says why).
+  if (token_lanes == 1 && !f.six_bits && !f.k_nibbles)
     for (std::int64_t line = 0; line * 64 < f.sub_bytes(); ++line) term = kb.prefetch(slot, at + (tile_prefetch_distance + line * 64), term);
   auto acc = kb.sum(term, g);
   auto n = tile * tile_rows + r;

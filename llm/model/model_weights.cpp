@@ -52,14 +52,15 @@ std::uint64_t available_memory_bytes() {
 // at most half the memory still available; otherwise prefill reads the file's blocks
 // (correct, about half as fast) and the log says so, rather than the load running the
 // machine out of memory.
-// The output head gets tiles too where it would decode from them (Q8_0: matmul_tiles.hpp's
-// decodes_from_tiles), so that a decode batch reads its weights once for four sequences.
+// The output head gets tiles too where it would decode from them (Q8_0, Q6_K: matmul_tiles.hpp's
+// decodes_from_tiles), only those decode reads, so that a decode batch reads its weights once
+// for four sequences.
 void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   const std::int64_t rows = tile_rows_for(dev);
   if (rows == 0) return;
   auto quads = [&](const weight& w) { return tile_quads_for(dev, w.type); };
   const bool head = tiles_fit_file_bytes(m.output, rows, quads(m.output));
-  std::uint64_t total = head ? tile_bytes(m.output, rows, quads(m.output)) : 0;
+  std::uint64_t total = head ? tile_bytes(m.output, rows, quads(m.output), true) : 0;
   for (layer_weights& l : m.layers)
     for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) total += tile_bytes(*w, rows, quads(*w));
   const std::uint64_t available = available_memory_bytes();
@@ -72,15 +73,15 @@ void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   // reads them in place: they leave the process's resident memory (gguf::file::release), so a
   // Q8_0 model holds one copy of its weights, not two. (A tied head's bytes are the embedding
   // table's; the embedding pages back in the rows it gathers.)
-  auto made = [&](weight& w) {
-    add_tiles(dev, w, rows, quads(w));
+  auto made = [&](weight& w, bool decode_only) {
+    add_tiles(dev, w, rows, quads(w), decode_only);
     if (decodes_from_tiles(w) && dev.impl().reads_host_memory())
       f.release({static_cast<const std::byte*>(w.data.data()), std::size_t(w.rows * w.row_bytes)});
   };
   for (layer_weights& l : m.layers)
     for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
-      if (has_tiles(*w)) made(*w);
-  if (head) made(m.output);
+      if (has_tiles(*w)) made(*w, false);
+  if (head) made(m.output, true);  // decode's tiles only: no prefill kernel reads the head
 }
 
 

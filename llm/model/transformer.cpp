@@ -131,7 +131,8 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   for (std::int64_t block : {std::int64_t(32), std::int64_t(256)})
     s.rounded[block] = {dev.allocate(std::size_t(T * widest) * 2), floats(dev, T * widest / activation_block),
                         floats(dev, T * widest / activation_block),
-                        byte_copy ? dev.allocate(std::size_t(T * widest)) : buffer{}};
+                        byte_copy ? dev.allocate(std::size_t(T * widest)) : buffer{},
+                        block == 256 ? dev.allocate(std::size_t(T * widest / 8) * 2) : buffer{}};
   s.rope_cos = floats(dev, T * c.head_dim / 2);
   s.rope_sin = floats(dev, T * c.head_dim / 2);
   s.eps = dev.allocate(4);
@@ -206,13 +207,15 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
       s.head_quant[block] = {activation_scale_kernel(c.dim, var_head_rows, var_head_first, block),
                              activation_quant_kernel(c.dim, var_head_rows, var_head_first, block, bytes),
                              activation_sum_kernel(c.dim, var_head_rows, block, bytes),
-                             activation_byte_kernel(c.dim, var_head_rows)};
+                             activation_byte_kernel(c.dim, var_head_rows),
+                             block == 256 ? launchable(activation_sum8_kernel(c.dim, var_head_rows, bytes)) : launchable{}};
     for (std::int64_t width : {c.dim, qw, c.ffn})
       if (width % block == 0)
         s.act_quant[{width, block}] = {activation_scale_kernel(width, var_tokens, -1, block),
                                        activation_quant_kernel(width, var_tokens, -1, block, bytes),
                                        activation_sum_kernel(width, var_tokens, block, bytes),
-                                       activation_byte_kernel(width, var_tokens)};
+                                       activation_byte_kernel(width, var_tokens),
+                                       block == 256 ? launchable(activation_sum8_kernel(width, var_tokens, bytes)) : launchable{}};
     if (c.dim % block == 0) {
       if (form == matmul_form::gpu) s.norm_scale_round[block] = norm_scale_round_kernel(c.dim, block);
       s.norm_round_scale[block] = norm_round_scale_op(dev, T, c.dim, block);

@@ -41,6 +41,7 @@ void transformer::run_layer(std::size_t index) {
       n.wanted = true;
       n.sums = n.sums || (tiles ? tiles_take_sums(*l->w) : pick(*l).reads_sums);
       n.bytes = n.bytes || s.takes_byte_copy(pick(*l));
+      n.sums8 = n.sums8 || pick(*l).reads_sums8;
     }
     return n;
   };
@@ -56,7 +57,8 @@ void transformer::run_layer(std::size_t index) {
       const rounded_input& r = s.rounded.at(activation_block_for(*l.w));
       const bool bytes = s.takes_byte_copy(kernel);
       add({out, l.w->data, bytes ? r.xb : r.xq, res, bias ? bias->data : out, r.xs, r.xsum,
-           l.w->tiles.data() ? l.w->tiles : out, l.w->decode_tiles.data() ? l.w->decode_tiles : out},
+           l.w->tiles.data() ? l.w->tiles : out, l.w->decode_tiles.data() ? l.w->decode_tiles : out,
+           r.xsum8.data() ? r.xsum8 : out},
           std::size_t(kernel.kernel.slot_count));
     } else if (bias) add({out, l.w->data, in, res, bias->data}, 5);
     else if (residual.data()) add({out, l.w->data, in, residual}, 4);
@@ -66,7 +68,7 @@ void transformer::run_layer(std::size_t index) {
   auto matmul = [&](const linear& l, const buffer& out, const buffer& in, const buffer& residual = {},
                     const std::optional<weight>& bias = std::nullopt) {
     const launchable& kernel = pick(l);
-    std::array<buffer, 9> slots;
+    std::array<buffer, 10> slots;
     const std::size_t n = matmul_slots(l, kernel, out, in, residual, bias, slots);
     s.run(dev_, kernel, std::span<const buffer>(slots.data(), n), l.w->rows * l.w->row_bytes);
   };
@@ -253,10 +255,11 @@ void transformer::run_head() {
     const launchable& kernel = lanes ? s.output.batch : s.output.kernel;
     const bool tiles = reads_tiles(kernel), bytes = s.takes_byte_copy(kernel);
     s.round_input(dev_, s.head_quant.at(block), r, s.hn, block,
-                  {true, tiles ? tiles_take_sums(*s.output.w) : kernel.reads_sums, bytes});
+                  {true, tiles ? tiles_take_sums(*s.output.w) : kernel.reads_sums, bytes, kernel.reads_sums8});
     const buffer all[] = {s.logits, s.output.w->data, bytes ? r.xb : r.xq, s.logits, s.logits, r.xs, r.xsum,
                           s.output.w->tiles.data() ? s.output.w->tiles : s.logits,
-                          s.output.w->decode_tiles.data() ? s.output.w->decode_tiles : s.logits};
+                          s.output.w->decode_tiles.data() ? s.output.w->decode_tiles : s.logits,
+                          r.xsum8.data() ? r.xsum8 : s.logits};
     s.run(dev_, kernel, std::span<const buffer>(all, std::size_t(kernel.kernel.slot_count)), head_bytes);
   } else {
     s.run(dev_, s.output.kernel, {s.logits, s.output.w->data, s.hn}, head_bytes);

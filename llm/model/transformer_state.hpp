@@ -32,9 +32,13 @@ struct launchable {
   mutable prepared_kernel prepared;
   bool reads_sums = false;  // a matmul's: reads_activation_sums, asked once rather than every step
   bool reads_bytes = false;  // a matmul's: reads_activation_bytes
+  bool reads_sums8 = false;  // a matmul's: reads_activation_sums8
   launchable() = default;
   launchable(ast::kernel k)  // implicit
-      : kernel(std::move(k)), reads_sums(reads_activation_sums(kernel)), reads_bytes(reads_activation_bytes(kernel)) {}
+      : kernel(std::move(k)),
+        reads_sums(reads_activation_sums(kernel)),
+        reads_bytes(reads_activation_bytes(kernel)),
+        reads_sums8(reads_activation_sums8(kernel)) {}
 };
 
 // A plan from tg::lower (layer_plans.hpp) and its kernels as launchables.
@@ -105,17 +109,19 @@ inline std::array<head_rows, 3> projection_rows(const layer_weights& l, std::int
 // The 8-bit rounding of one matmul input width in one block size (activation_kernels.hpp).
 struct activation_quant {
   launchable scale, quant, sum, bytes;  // bytes: the int8 copy for VNNI tiles (activation_byte_kernel)
+  launchable sum8;  // 256-value blocks: the per-8 sums for Q6_K's decode tiles (activation_sum8_kernel)
 };
 
 // What the matmuls reading a rounded input take beside its int16 values and scales.
 struct activation_needs {
-  bool wanted = false, sums = false, bytes = false;
+  bool wanted = false, sums = false, bytes = false, sums8 = false;
 };
 
-// Where an input rounded to 8 bits lives: int16 values, scales, per-32 sums, and on the CPU the
-// values again as int8 for the kernels that take quads (VNNI tiles, decode quads).
+// Where an input rounded to 8 bits lives: int16 values, scales, per-32 sums, on the CPU the
+// values again as int8 for the kernels that take quads (VNNI tiles, decode quads), and for
+// 256-value blocks the per-8 sums Q6_K's decode tiles take.
 struct rounded_input {
-  buffer xq, xs, xsum, xb;
+  buffer xq, xs, xsum, xb, xsum8;
 };
 
 // Matmuls reading one input, none another's output, launched as one (device::prepare_fused):
@@ -279,11 +285,12 @@ struct transformer::state {
     run(dev, k.quant, {to.xq, in, to.xs});
     round_extras(dev, k, to, block, needs);
   }
-  // The per-32 sums and the int8 copy, where a reader of the rounded input takes them.
+  // The per-32 sums, the int8 copy and the per-8 sums, where a reader of the rounded input takes them.
   void round_extras(device& dev, const activation_quant& k, const rounded_input& to, std::int64_t block,
                     const activation_needs& needs) {
     if (needs.sums) round_sums(dev, k, to, block);
     if (needs.bytes) run(dev, k.bytes, {to.xb, to.xq});
+    if (needs.sums8) run(dev, k.sum8, {to.xsum8, to.xq});
   }
   void round_sums(device& dev, const activation_quant& k, const rounded_input& to, std::int64_t block) {
     if (block == activation_block) run(dev, k.sum, {to.xsum, to.xq, to.xs});

@@ -62,7 +62,7 @@ std::vector<tg::model::weight> make_weights(tg::device& dev, tensor_type type) {
     tg::buffer data = dev.allocate(bytes.size());
     data.copy_in(bytes.data(), bytes.size());
     tg::model::weight w{std::string(tg::gguf::tensor_type_name(type)), type, rows, K, row_bytes, data};
-    if (tile_rows > 0 && tg::model::tiles_fit_file_bytes(w, tile_rows, quads)) tg::model::add_tiles(dev, w, tile_rows, quads);
+    if (tile_rows > 0 && tg::model::tiles_fit_file_bytes(w, tile_rows, quads)) tg::model::add_tiles(dev, w, tile_rows, quads, true);
     ws.push_back(std::move(w));
   }
   return ws;
@@ -98,8 +98,11 @@ double matvec_seconds(tg::device& dev, const std::vector<tg::model::weight>& ws,
     tg::buffer xb = dev.allocate(std::size_t(K));  // the int8 copy, for kernels that read bytes
     if (tg::model::reads_activation_bytes(kernel))
       dev.launch(tg::model::activation_byte_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{xb, xq}, vars);
+    tg::buffer xsum8 = dev.allocate(std::size_t(K / 8) * 2);  // Q6_K's decode tiles read the per-8 sums
+    if (tg::model::reads_activation_sums8(kernel))
+      dev.launch(tg::model::activation_sum8_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{xsum8, xq}, vars);
     slots = {out, w.data, tg::model::reads_activation_bytes(kernel) ? xb : xq, out, out, xs, xsum, w.tiles.data() ? w.tiles : out,
-             w.decode_tiles.data() ? w.decode_tiles : out};
+             w.decode_tiles.data() ? w.decode_tiles : out, xsum8};
   } else {
     slots = {out, w.data, xb};
   }

@@ -128,6 +128,22 @@ TEST_CASE("activation rounding kernels match the scalar reference, in blocks of 
       if (block == 32) CHECK(float_sums[g] == doctest::Approx(double(sum) * scales[g]).epsilon(1e-6));
       else CHECK(int_sums[g] == sum);
     }
+    // 256-value blocks: the per-8 sums times 32 as int16 (Q6_K's decode tiles), from the int16 values and their int8 copy.
+    if (block == 256) {
+      tg::buffer bytes = cpu().allocate(values.size());
+      cpu().launch(tg::model::activation_byte_kernel(K, tg::model::var_head_rows), std::vector<tg::buffer>{bytes, xq}, vars);
+      for (bool from_bytes : {false, true}) {
+        tg::buffer xsum8 = cpu().allocate(values.size() / 8 * 2);
+        cpu().launch(tg::model::activation_sum8_kernel(K, tg::model::var_head_rows, from_bytes),
+                     std::vector<tg::buffer>{xsum8, from_bytes ? bytes : xq}, vars);
+        auto sums8 = download<std::int16_t>(xsum8, values.size() / 8);
+        for (std::size_t h = 0; h < sums8.size(); ++h) {
+          int sum = 0;
+          for (std::size_t j = 0; j < 8; ++j) sum += values[h * 8 + j];
+          CHECK(int(sums8[h]) == 32 * sum);
+        }
+      }
+    }
   }
 }
 
@@ -342,16 +358,26 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
         std::vector<tg::buffer> slots{out, w.data, quads ? xbytes : xq, rb, bias_b, xs, xsum, w.tiles};
         cpu().launch(kernel, slots, vars);
         CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
-        // Q5 as quads: decode's own tiles (the file's bits), four token lanes and one, from slot 8.
+        // Q5 as quads and Q6_K: decode's own tiles (the file's bits), four token lanes and one, from
+        // slot 8; Q6_K's take the per-8 sums (slot 9) for its zero point.
         const bool five = type == tensor_type::q5_0 || type == tensor_type::q5_1;
-        CHECK(bool(w.decode_tiles.data()) == (quads && five));
+        CHECK(bool(w.decode_tiles.data()) == ((quads && five) || type == tensor_type::q6_k));
         if (w.decode_tiles.data()) {
           CHECK(w.decode_tiles.size_bytes() == std::size_t(N * row_bytes));  // the file's bits
           tg::buffer out4 = cpu().allocate(std::size_t(T * N) * 4), out1 = cpu().allocate(std::size_t(T * N) * 4);
-          std::vector<tg::buffer> decode_slots{out4, w.data, xbytes, rb, bias_b, xs, xsum, w.data, w.decode_tiles};
+          tg::buffer xsum8 = cpu().allocate(std::size_t(T * K / 8) * 2);
+          cpu().launch(tg::model::activation_sum8_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{xsum8, xq}, vars);
+          std::vector<tg::buffer> decode_slots{out4, w.data, xbytes, rb, bias_b, xs, xsum, w.data, w.decode_tiles, xsum8};
           const auto lanes4 = tg::model::tiled_matmul_kernel(w, e, 4, tg::model::var_tokens, true);
           const auto lane1 = tg::model::tiled_matmul_kernel(w, e, 1, tg::model::var_tokens, true);
-          REQUIRE(lanes4.slot_count == 9);
+          REQUIRE(lanes4.slot_count == (type == tensor_type::q6_k ? 10 : 9));
+          CHECK(tg::model::reads_activation_sums8(lane1) == (type == tensor_type::q6_k));
+          decode_slots.resize(std::size_t(lanes4.slot_count));
+          if (type == tensor_type::q6_k && T == 4 && !epilogues) {  // quad dots, as the Q4 tiles take them
+            const std::string form = cpu().prepare(lane1).describe();
+            CAPTURE(form);
+            CHECK(form.find(host.vnni ? "int8 dot vpdpbusd" : "int8 dot vpmaddubsw+vpmaddwd") != std::string::npos);
+          }
           cpu().launch(lanes4, decode_slots, vars);
           CHECK(worst_error(out4, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
           decode_slots[0] = out1;
@@ -379,7 +405,7 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
                                  type == tensor_type::q5_1 || type == tensor_type::q4_k;  // as quads: the file's nibbles (and fifth bits)
         // Q4_K as quads: whole super-blocks, the file's nibbles with its scales as bytes (148 per 256 values, not 144).
         if (quads && type == tensor_type::q4_k) CHECK(w.tiles.size_bytes() == std::size_t(N * (K / 256) * 148));
-        CHECK(tg::model::decodes_from_tiles(w) == (type == tensor_type::q8_0 || (quads && nibble_type)));
+        CHECK(tg::model::decodes_from_tiles(w) == (type == tensor_type::q8_0 || type == tensor_type::q6_k || (quads && nibble_type)));
         if (tg::model::decodes_from_tiles(w) && !w.decode_tiles.data()) {
           CHECK(tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e).nodes == one_lane.nodes);
           CHECK(tg::model::matmul_batch_kernel(w, e).nodes == kernel.nodes);
