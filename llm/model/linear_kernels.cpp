@@ -339,7 +339,8 @@ int decode_int_lanes(const weight& w, matmul_form form) {
 // - With AVX-512 VNNI, or AVX2 without VNNI, all of these: 8 lanes of quads, unsigned bytes
 //   against the activations' int8 copy (cpu_decode_quads); the K-quants 16 lanes over a
 //   sub-block pair (cpu_decode_pairs; on AVX2 two 256-bit dots, one per sub-block).
-// - Q8_0, and Q4_0/Q4_1/Q4_K/Q5_0/Q5_1 with quad tiles: the tiled kernel (matmul_tiles.hpp: decodes_from_tiles).
+// - Q8_0 and Q6_K with tiles, and Q4_0/Q4_1/Q4_K/Q5_0/Q5_1 with quad tiles: the tiled kernel
+//   (matmul_tiles.hpp: decodes_from_tiles).
 // - A GPU (matmul_form::gpu): 8 lanes of quads for every type.
 ast::kernel matmul_kernel(const weight& w, launch_var rows, int first, matmul_epilogue epilogue, matmul_form form) {
   if (decodes_from_tiles(w)) return tiled_matmul_kernel(w, epilogue, 1, rows, true);
