@@ -51,8 +51,13 @@ struct tile_format {
   // 18R + ((3g + k) R + r) 4), byte e of plane k holding value 16g + 4k + e in bits 0-5 and bits
   // 2k, 2k + 1 of value 16g + 12 + e in bits 6-7: the file's 210 bytes per 256 values and row.
   bool six_bits = false;
+  // Q5_K's decode tiles: Q4_K's super-block header (d, dmin, 8 scales and 8 minimums as bytes),
+  // then per 32-value sub-block j five 4-byte planes k (at 20R + ((5j + k) R + r) 4), byte e of
+  // plane k holding value 32j + 4k + e in bits 0-4 and in bits 5-7 parts of the sub-block's last
+  // three quads (repack_five_planes): 180 bytes per 256 values and row against the file's 176.
+  bool five_planes = false;
   std::int64_t header_bytes() const {
-    if (k_nibbles) return 20 * rows;
+    if (k_nibbles || five_planes) return 20 * rows;
     if (six_bits) return 18 * rows;
     return (half_scales ? (offsets ? 4 : 2) : offsets ? 8 : 4) * rows;
   }
@@ -61,6 +66,7 @@ struct tile_format {
   std::int64_t nibble_bytes() const { return sub * rows / 2; }
   std::int64_t sub_bytes() const {
     if (six_bits) return header_bytes() + sub * rows * 3 / 4;
+    if (five_planes) return header_bytes() + sub * rows * 5 / 8;
     return header_bytes() + (nibbles ? nibble_bytes() + (fifth_bits ? sub * rows / 8 : 0) : sub * rows * quant_bytes());
   }
 };
@@ -82,6 +88,8 @@ tile_format format_of(tensor_type type, std::int64_t rows, bool quads, bool deco
   const std::int64_t zero = !quads ? 0 : type == tensor_type::q8_0 ? 128 : type == tensor_type::q4_0 ? 8 : type == tensor_type::q5_0 ? 16 : 0;
   if (type == tensor_type::q8_0) return {rows, 32, false, false, true, quads, zero};
   if (type == tensor_type::q4_k && quads) return {rows, 256, true, false, true, true, 0, true, false, true};
+  if (type == tensor_type::q5_k && quads && decode)
+    return {.rows = rows, .sub = 256, .offsets = true, .half_scales = true, .quads = true, .five_planes = true};
   const bool five = type == tensor_type::q5_0 || type == tensor_type::q5_1;
   if ((type == tensor_type::q4_0 || (type == tensor_type::q5_0 && decode)) && quads)
     return {rows, 32, false, false, true, true, zero, true, five};
@@ -227,6 +235,36 @@ void repack_k_nibbles(const weight& w, const tile_format& f, const std::uint8_t*
   }
 }
 
+// Q5_K's decode tiles (tile_format::five_planes): the header as Q4_K's, then per sub-block the
+// 8 quads' 5-bit values, the first five in their planes' low bits, the last three spread over
+// the planes' top 3 bits: quad 5's bits 0-2 in plane 0, 3-4 in plane 1 (bits 5-6); quad 6's
+// likewise in planes 2 and 3; quad 7's bit 0 in plane 1's bit 7, bit 1 in plane 3's, bits 2-4
+// in plane 4's top 3. Each is then a shift, a mask and an or or two (five_plane_term).
+void repack_five_planes(const weight& w, const tile_format& f, const std::uint8_t* file, std::int64_t tile, std::uint8_t* out) {
+  const std::int64_t blocks = w.cols / 256, R = f.rows;
+  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+    std::uint8_t* at = out + (tile * blocks + blk) * f.sub_bytes();
+    for (std::int64_t r = 0; r < R; ++r) {
+      const std::uint8_t* src = file + (tile * R + r) * w.row_bytes + blk * 176;
+      std::memcpy(at + 2 * r, src, 2);            // d
+      std::memcpy(at + 2 * (R + r), src + 2, 2);  // dmin
+      for (int j = 0; j < 8; ++j) {
+        const auto [sc, m] = k_scale_min(src + 4, j);
+        at[4 * R + j * R + r] = std::uint8_t(sc);
+        at[12 * R + j * R + r] = std::uint8_t(m);
+        // value 32j + l: qs's nibble (low for even j) and qh's bit j (dequantize_row_q5_K)
+        auto v = [&](int l) { return ((src[48 + 32 * (j / 2) + l] >> (4 * (j % 2))) & 15) | ((src[16 + l] >> j) & 1) << 4; };
+        for (int e = 0; e < 4; ++e) {
+          const int v5 = v(20 + e), v6 = v(24 + e), v7 = v(28 + e);
+          const int spare[5] = {(v5 & 7) << 5, ((v5 >> 3) & 3) << 5 | (v7 & 1) << 7, (v6 & 7) << 5,
+                                ((v6 >> 3) & 3) << 5 | ((v7 >> 1) & 1) << 7, ((v7 >> 2) & 7) << 5};
+          for (int k = 0; k < 5; ++k) at[20 * R + ((5 * j + k) * R + r) * 4 + e] = std::uint8_t(v(4 * k + e) | spare[k]);
+        }
+      }
+    }
+  }
+}
+
 // Q6_K's decode tiles (tile_format::six_bits): the file's d and scales as they are, its 6-bit
 // values regrouped so that a group's fourth quad is the top 2 bits of the three planes before it.
 void repack_six_bits(const weight& w, const tile_format& f, const std::uint8_t* file, std::int64_t tile, std::uint8_t* out) {
@@ -254,6 +292,7 @@ void repack_tile(const weight& w, const tile_format& f, const std::uint8_t* file
   const auto& traits = gguf::traits_of(w.type);
   if (f.k_nibbles) return repack_k_nibbles(w, f, file, tile, out);
   if (f.six_bits) return repack_six_bits(w, f, file, tile, out);
+  if (f.five_planes) return repack_five_planes(w, f, file, tile, out);
   const std::int64_t block = traits.block_elems, subs = w.cols / f.sub, per_block = block / f.sub, R = f.rows;
   std::vector<std::int16_t> q(std::size_t(R * block));
   std::vector<float> a(std::size_t(R * 8)), b(a.size());
@@ -323,14 +362,29 @@ kvalue fifth_bit_dot(kernel_builder& kb, int slot, const tile_format& f, std::in
   return kb.sum(dot, c);
 }
 
+// A K-quant super-block's float step from its integer dot `scaled` (sum of sc dot) for the
+// layouts with Q4_K's header: d s scaled - dmin s sum(m xsum), the minimums times the
+// activations' per-32 integer sums. The minimums' 8 terms are written out, not a loop: a loop
+// of its own would put the two products in different blocks for one kernel and the same block
+// for another, and LLVM would contract a different one into the fma, so that one token lane and
+// four would round a row differently.
+kvalue k_super_block_step(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kvalue scaled, kvalue sums_at, kvalue s, kvalue r) {
+  kvalue mins;
+  for (int j = 0; j < 8; ++j) {
+    auto m = kb.cast(dtype::int32, kb.load<std::uint8_t>(slot, at + (12 + j) * R + r));
+    auto term = m * kb.load<std::int32_t>(6, sums_at + kb.index(j));
+    mins = j ? mins + term : term;
+  }
+  auto d = kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + r));
+  auto dmin = kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + R + r));
+  return kb.cast(dtype::float32, scaled) * (d * s) - kb.cast(dtype::float32, mins) * (dmin * s);
+}
+
 // The term of one Q4_K super-block (tile_format::k_nibbles) for row r and token t: per sub-block
 // pair i the low and high nibbles' quad dots, each over 8 steps of 4 bytes (LLVM adds them as
 // pmaddubsw's int16 pairs without VNNI: x86_dot_sums.cpp), times their sub-block's integer scale,
 // and the minimums times the activations' per-32 integer sums, all in int32 (|sum| < 2^26), then
-// one float step per super-block: d s sum(sc dot) - dmin s sum(m xsum). The minimums' 8 terms are
-// written out, not a loop: a loop of its own would put the two products in different blocks for
-// one kernel and the same block for another, and LLVM would contract a different one into the
-// fma, so that one token lane and four would round a row differently.
+// one float step per super-block (k_super_block_step).
 // Against Q4_K's whole-byte quads with a float step per 32 values (1B Q4_K_M, Zen 3, 2 threads,
 // same run): prefill gate/up 1182 -> 1103 ms per 256 tokens (the Q6_K down projection, not
 // changed, 453 -> 463); decode's loop over a sub-block pair of 8 rows 20.6 cycles (llvm-mca,
@@ -339,7 +393,8 @@ kvalue fifth_bit_dot(kernel_builder& kb, int slot, const tile_format& f, std::in
 // GB/s, while streamed from memory both stay at the machine's 22-28; peak memory 2.37 -> 1.42
 // GB, the 10-bit copy gone and the file's pages released. Q5_K in this layout with Q5_0's
 // fifth-bit bytes was tried for its decode and left out: 13-17 GB/s in L2 against 15.5-17.8 from
-// its file, the fifth bits' expansion (a shuffle, three masks and an or a step) as costly there.
+// its file, the fifth bits' expansion (a shuffle, three masks and an or a step) as costly there;
+// its five planes (five_plane_term) need no shuffle.
 kvalue k_nibble_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kvalue x_at, kvalue sums_at, kvalue s, kvalue r,
                      std::int64_t ahead) {
   auto i = kb.reduce_range(4);
@@ -357,15 +412,7 @@ kvalue k_nibble_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kv
   }
   if (ahead > 0)  // a quarter of the super-block's lines per sub-block pair (six_bit_term says why)
     for (std::int64_t line = 0; line * 64 < 37 * R; ++line) scaled = kb.prefetch(slot, at + (ahead + line * 64) + i * (37 * R), scaled);
-  kvalue mins;
-  for (int j = 0; j < 8; ++j) {
-    auto m = kb.cast(dtype::int32, kb.load<std::uint8_t>(slot, at + (12 + j) * R + r));
-    auto term = m * kb.load<std::int32_t>(6, sums_at + kb.index(j));
-    mins = j ? mins + term : term;
-  }
-  auto d = kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + r));
-  auto dmin = kb.cast(dtype::float32, kb.load(slot, dtype::float16, at / 2 + R + r));
-  return kb.cast(dtype::float32, kb.sum(scaled, i)) * (d * s) - kb.cast(dtype::float32, mins) * (dmin * s);
+  return k_super_block_step(kb, slot, R, at, kb.sum(scaled, i), sums_at, s, r);
 }
 
 // The term of one Q6_K super-block (tile_format::six_bits) for row r and token t: per 16-value
@@ -410,15 +457,45 @@ kvalue six_bit_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kva
   return kb.cast(dtype::float32, scaled - zero) * (d * s);
 }
 
+// The term of one Q5_K super-block (tile_format::five_planes) for row r and token t: per
+// sub-block j its 8 quads from five planes (repack_five_planes), dotted with the activations'
+// bytes (pmaddubsw + pmaddwd without VNNI: the values stay below 32), times the sub-block's
+// scale (folded into the pmaddwd), then Q4_K's float step with the minimums. Against the file
+// kernel (Zen 3, 2 threads, matvec_types_bench, 4096 wide, GB/s, interleaved runs): in L2
+// (MATVEC_HOT=1 MATVEC_MB=1) 27-30 -> 30-40, 80 instructions and 16.4 cycles per sub-block of 8
+// rows (llvm-mca, znver3) where the file kernel took 26.2 cycles per super-block of one row;
+// streamed 17-30 -> 31-34 (97-116% of the same-run probe).
+kvalue five_plane_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kvalue x_at, kvalue sums_at, kvalue s, kvalue r,
+                       std::int64_t ahead) {
+  auto j = kb.reduce_range(8);
+  auto e = kb.reduce_range(4);
+  auto bits = [&](int n) { return kb.constant(dtype::uint8, n); };
+  auto plane = [&](int k) { return kb.load<std::uint8_t>(slot, at + 20 * R + (j * 5 + kb.index(k)) * (4 * R) + r * 4 + e); };
+  const kvalue p[5] = {plane(0), plane(1), plane(2), plane(3), plane(4)};
+  const kvalue q[8] = {p[0] & 31, p[1] & 31, p[2] & 31, p[3] & 31, p[4] & 31,
+                       (p[0] >> bits(5)) | ((p[1] >> bits(2)) & 24), (p[2] >> bits(5)) | ((p[3] >> bits(2)) & 24),
+                       (p[1] >> bits(7)) | ((p[3] >> bits(6)) & 2) | ((p[4] >> bits(3)) & 28)};
+  kvalue dot;
+  for (int c = 0; c < 8; ++c) {
+    auto xq = kb.load<std::int8_t>(2, x_at + j * 32 + kb.index(4 * c) + e);
+    auto part = kb.sum_lanes(kb.cast(dtype::int32, q[c]) * kb.cast(dtype::int32, xq), e);
+    dot = c ? dot + part : part;
+  }
+  if (ahead > 0)  // a sub-block's share of the super-block's lines (six_bit_term says why)
+    for (std::int64_t line = 0; line * 64 < 180 * R / 8; ++line) dot = kb.prefetch(slot, at + (ahead + line * 64) + j * (180 * R / 8), dot);
+  auto sc = kb.cast(dtype::int32, kb.load<std::uint8_t>(slot, at + 4 * R + j * R + r));
+  return k_super_block_step(kb, slot, R, at, kb.sum(dot * sc, j), sums_at, s, r);
+}
+
 // The bits of w's unsigned quad bytes (q + zero): 5 for the Q5 types, 4 for Q4_1 and Q4_K, 8 for Q8_0.
 int quad_bits(tensor_type type) {
   if (type == tensor_type::q5_0 || type == tensor_type::q5_1 || type == tensor_type::q5_k) return 5;
   return type == tensor_type::q8_0 ? 8 : 4;
 }
 
-// Whether w's type has a decode layout of its own (decode_tiles): Q6_K, and Q5_0 and Q5_1 as quads.
+// Whether w's type has a decode layout of its own (decode_tiles): Q6_K, and as quads Q5_0, Q5_1 and Q5_K.
 bool has_decode_layout(tensor_type type, bool quads) {
-  return type == tensor_type::q6_k || (quads && (type == tensor_type::q5_0 || type == tensor_type::q5_1));
+  return type == tensor_type::q6_k || (quads && (type == tensor_type::q5_0 || type == tensor_type::q5_1 || type == tensor_type::q5_k));
 }
 
 std::size_t layout_bytes(const weight& w, const tile_format& f) { return std::size_t(w.rows / f.rows * (w.cols / f.sub) * f.sub_bytes()); }
@@ -539,10 +616,12 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
                                           token_lanes == 1 ? tile_prefetch_distance : 0)
              : f.six_bits ? six_bit_term(kb, slot, tile_rows, at, t * K + g * f.sub, t * (K / 8) + g * 32, s, r,
                                          token_lanes == 1 ? tile_prefetch_distance : 0)
+             : f.five_planes ? five_plane_term(kb, slot, tile_rows, at, t * K + g * f.sub, t * (K / 32) + g * 8, s, r,
+                                               token_lanes == 1 ? tile_prefetch_distance : 0)
                           : sub_block_term();
   // One token streams the tiles as decode streams a file (linear_kernels.cpp: prefetch_distance);
   // the super-block layouts ask for their lines inside their loops (six_bit_term says why).
-  if (token_lanes == 1 && !f.six_bits && !f.k_nibbles)
+  if (token_lanes == 1 && !f.six_bits && !f.k_nibbles && !f.five_planes)
     for (std::int64_t line = 0; line * 64 < f.sub_bytes(); ++line) term = kb.prefetch(slot, at + (tile_prefetch_distance + line * 64), term);
   auto acc = kb.sum(term, g);
   auto n = tile * tile_rows + r;

@@ -33,6 +33,9 @@
 //                tiles above): Q4_0 / Q4_1's nibble layout, then a byte per row per 4 nibble
 //                bytes, bit e of byte cR + r the fifth bit of row r's value 4c + e and bit
 //                4 + e that of 16 + 4c + e: the file's 5.5 / 6 bits.
+//   five planes  Q5_K's decode tiles as quads: Q4_K's super-block header, then per 32-value
+//                sub-block five planes of R x 4 bytes, each byte a value's 5 bits and 3 bits of
+//                the sub-block's last three quads: 5.625 bits a value against the file's 5.5.
 //   six bits     Q6_K's decode tiles: whole super-blocks, fp16 d[R], the 16 int8 scales
 //                sc[g][R], then per 16-value group three planes of R x 4 bytes, each byte a
 //                value's 6 bits and 2 bits of the group's fourth quad: the file's 6.5625
@@ -44,7 +47,7 @@
 // its 395 MB file (when measured, before Q4_K's super-block tiles). The tiles are a
 // copy: the file's bytes stay mapped for decode, which streams them at memory bandwidth,
 // except where decode reads tiles of the file's size (Q8_0, Q6_K's decode tiles; as quads Q4_0,
-// Q4_1, Q4_K, and Q5_0 / Q5_1's decode tiles), which the file's pages then leave.
+// Q4_1, Q4_K, and Q5_0 / Q5_1 / Q5_K's decode tiles), which the file's pages then leave.
 #pragma once
 #include <cstdint>
 
@@ -56,7 +59,7 @@
 namespace tg::model {
 
 // The slots of the tiled matmul's tiles: the prefill tiles, and decode's own where the weight
-// has them (weight::decode_tiles: a decode kernel of Q6_K, or of Q5_0 / Q5_1 as quads, reads slot 8, not 7).
+// has them (weight::decode_tiles: a decode kernel of Q6_K, or of Q5_0 / Q5_1 / Q5_K as quads, reads slot 8, not 7).
 constexpr int tiles_slot = 7, decode_tiles_slot = 8;
 
 // Rows per tile on dev: 32 (two vectors per token) with AVX-512, 8 (one) with 16 vector
@@ -74,14 +77,14 @@ bool has_tiles(const weight& w);
 // The bytes add_tiles would allocate for w (0 when w has no tiled form), decode tiles included.
 std::size_t tile_bytes(const weight& w, std::int64_t rows, bool quads, bool decode_only = false);
 // Repacks w.data (host memory) into w.tiles with `rows` rows per tile (tile_rows_for), and into
-// w.decode_tiles where the type has a decode layout of its own (Q6_K; Q5_0 / Q5_1 as quads).
+// w.decode_tiles where the type has a decode layout of its own (Q6_K; Q5_0 / Q5_1 / Q5_K as quads).
 // With `decode_only`, only the tiles decode reads (the output head, which never runs prefill's
 // kernel: Q6_K's 16-bit prefill tiles of a 128k-row head would take 525 MB).
 void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads, bool decode_only = false);
 // Whether decode reads w's tiles rather than its file bytes: where the tiles it would read take
 // no more than a 32nd over the file's bytes (Q8_0, whose tiles keep the file's fp16 scales;
 // Q6_K from its decode tiles; as quads Q4_0 and Q4_1 as nibble quads, Q4_K's super-blocks with
-// their scales as bytes, Q5_0 and Q5_1 from their decode tiles), streaming them costs about the same, and a decode batch of
+// their scales as bytes, Q5_0, Q5_1 and Q5_K from their decode tiles), streaming them costs about the same, and a decode batch of
 // several sequences then shares each tile's weights across its token lanes with each row
 // computed exactly as one token computes it.
 bool decodes_from_tiles(const weight& w);

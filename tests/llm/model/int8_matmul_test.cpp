@@ -358,12 +358,13 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
         std::vector<tg::buffer> slots{out, w.data, quads ? xbytes : xq, rb, bias_b, xs, xsum, w.tiles};
         cpu().launch(kernel, slots, vars);
         CHECK(worst_error(out, xq, xs, deq, bias, residual, epilogues, T, N, K, block) <= 1e-5);
-        // Q5 as quads and Q6_K: decode's own tiles (the file's bits), four token lanes and one, from
-        // slot 8; Q6_K's take the per-8 sums (slot 9) for its zero point.
-        const bool five = type == tensor_type::q5_0 || type == tensor_type::q5_1;
+        // Q5 as quads and Q6_K: decode's own tiles (the file's bits; Q5_K's with its scales as bytes,
+        // 180 per 256 values, not 176), four token lanes and one, from slot 8; Q6_K's take the per-8
+        // sums (slot 9) for its zero point.
+        const bool five = type == tensor_type::q5_0 || type == tensor_type::q5_1 || type == tensor_type::q5_k;
         CHECK(bool(w.decode_tiles.data()) == ((quads && five) || type == tensor_type::q6_k));
         if (w.decode_tiles.data()) {
-          CHECK(w.decode_tiles.size_bytes() == std::size_t(N * row_bytes));  // the file's bits
+          CHECK(w.decode_tiles.size_bytes() == std::size_t(type == tensor_type::q5_k ? N * (K / 256) * 180 : N * row_bytes));
           tg::buffer out4 = cpu().allocate(std::size_t(T * N) * 4), out1 = cpu().allocate(std::size_t(T * N) * 4);
           tg::buffer xsum8 = cpu().allocate(std::size_t(T * K / 8) * 2);
           cpu().launch(tg::model::activation_sum8_kernel(K, tg::model::var_tokens), std::vector<tg::buffer>{xsum8, xq}, vars);
@@ -373,7 +374,8 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
           REQUIRE(lanes4.slot_count == (type == tensor_type::q6_k ? 10 : 9));
           CHECK(tg::model::reads_activation_sums8(lane1) == (type == tensor_type::q6_k));
           decode_slots.resize(std::size_t(lanes4.slot_count));
-          if (type == tensor_type::q6_k && T == 4 && !epilogues) {  // quad dots, as the Q4 tiles take them
+          const bool super_block = type == tensor_type::q6_k || type == tensor_type::q5_k;
+          if (super_block && T == 4 && !epilogues) {  // quad dots, as the Q4 tiles take them
             const std::string form = cpu().prepare(lane1).describe();
             CAPTURE(form);
             CHECK(form.find(host.vnni ? "int8 dot vpdpbusd" : "int8 dot vpmaddubsw+vpmaddwd") != std::string::npos);
@@ -405,7 +407,8 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
                                  type == tensor_type::q5_1 || type == tensor_type::q4_k;  // as quads: the file's nibbles (and fifth bits)
         // Q4_K as quads: whole super-blocks, the file's nibbles with its scales as bytes (148 per 256 values, not 144).
         if (quads && type == tensor_type::q4_k) CHECK(w.tiles.size_bytes() == std::size_t(N * (K / 256) * 148));
-        CHECK(tg::model::decodes_from_tiles(w) == (type == tensor_type::q8_0 || type == tensor_type::q6_k || (quads && nibble_type)));
+        CHECK(tg::model::decodes_from_tiles(w) ==
+              (type == tensor_type::q8_0 || type == tensor_type::q6_k || (quads && (nibble_type || type == tensor_type::q5_k))));
         if (tg::model::decodes_from_tiles(w) && !w.decode_tiles.data()) {
           CHECK(tg::model::matmul_kernel(w, tg::model::var_tokens, -1, e).nodes == one_lane.nodes);
           CHECK(tg::model::matmul_batch_kernel(w, e).nodes == kernel.nodes);
