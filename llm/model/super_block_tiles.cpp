@@ -205,7 +205,10 @@ kvalue six_bit_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kva
 // kernel (Zen 3, 2 threads, matvec_types_bench, 4096 wide, GB/s, interleaved runs): in L2
 // (MATVEC_HOT=1 MATVEC_MB=1) 27-30 -> 30-40, 80 instructions and 16.4 cycles per sub-block of 8
 // rows (llvm-mca, znver3) where the file kernel took 26.2 cycles per super-block of one row;
-// streamed 17-30 -> 31-34 (97-116% of the same-run probe).
+// streamed 17-30 -> 31-34 (97-116% of the same-run probe). Prefill keeps its whole-byte quads:
+// from these planes (4 tokens a step) the 1B-shaped Q5_K file's gate/up took 1454-1596 ms per
+// 256 tokens against 1234-1298 (Zen 3, two interleaved runs); 5-bit pair sums cannot accumulate
+// in int16 as Q4_K's nibbles do (x86_dot_sums.cpp: x86_narrow_quad_sums).
 kvalue five_plane_term(kernel_builder& kb, int slot, std::int64_t R, kvalue at, kvalue x_at, kvalue sums_at, kvalue s, kvalue r,
                        std::int64_t ahead) {
   auto j = kb.reduce_range(8);
