@@ -362,7 +362,7 @@ ast::kernel matmul_prefill_kernel(const weight& w, matmul_epilogue epilogue, mat
         str("matmul_prefill_kernel: ", tokens, " tokens; give 0 (any) or a multiple of ", prefill_token_lanes));
   if (tokens > 0 && form != matmul_form::gpu)
     throw usage_error("matmul_prefill_kernel: a fixed token count is for GPUs (matmul_form::gpu)");
-  if (w.tile_rows > 0) return tiled_matmul_kernel(w, epilogue);
+  if (prefills_from_tiles(w)) return tiled_matmul_kernel(w, epilogue);
   // A GPU: the decode kernel's quads, over token lanes (the int8 activations it reads are bytes).
   // For a full chunk (tokens > 0) one lane walks a block's quads, their integer dots summed before
   // one conversion and scale per block and token, where 8 lanes (split across threads for one

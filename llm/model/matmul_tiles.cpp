@@ -318,6 +318,7 @@ bool tiles_fit_file_bytes(const weight& w, std::int64_t rows, bool quads) {
   return layout_bytes(w, f) * 32 <= std::size_t(w.rows * w.row_bytes) * 33;
 }
 bool decodes_from_tiles(const weight& w) { return w.tile_rows > 0 && tiles_fit_file_bytes(w, w.tile_rows, w.tile_quads); }
+bool prefills_from_tiles(const weight& w) { return w.tile_rows > 0 && w.tiles.size_bytes() > 0; }
 bool reads_activation_bytes(const weight& w) { return w.tile_rows > 0 && w.tile_quads; }
 bool tiles_take_sums(const weight& w) {
   if (w.tile_rows == 0) return false;
@@ -327,6 +328,8 @@ bool tiles_take_sums(const weight& w) {
 
 ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int token_lanes, launch_var rows, bool decode) {
   if (w.tile_rows == 0) throw usage_error(str("tiled_matmul_kernel: weight ", w.name, " has no tiles (add_tiles)"));
+  if (!decode && !prefills_from_tiles(w))
+    throw usage_error(str("tiled_matmul_kernel: weight ", w.name, " has decode's tiles only (add_tiles' decode_only)"));
   const tile_format f = format_of(w.type, w.tile_rows, w.tile_quads, decode);
   const int slot = decode && has_decode_layout(w.type, w.tile_quads) ? decode_tiles_slot : tiles_slot;
   const std::int64_t tile_rows = w.tile_rows;

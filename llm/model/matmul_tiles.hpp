@@ -88,6 +88,9 @@ void add_tiles(device& dev, weight& w, std::int64_t rows, bool quads, bool decod
 // several sequences then shares each tile's weights across its token lanes with each row
 // computed exactly as one token computes it.
 bool decodes_from_tiles(const weight& w);
+// Whether prefill reads w's tiles: w has them, and not decode's alone (add_tiles' decode_only
+// where the type has a decode layout of its own, e.g. Q6_K's six bits).
+bool prefills_from_tiles(const weight& w);
 // Whether the tiles decode would read for w, `rows` rows a tile, take at most a 32nd more bytes than its file.
 bool tiles_fit_file_bytes(const weight& w, std::int64_t rows, bool quads);
 // Whether w's tiled matmul reads the activations as int8 (quads) rather than int16, and

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -35,7 +36,14 @@ std::optional<weight> find_vector(device& dev, const gguf::file& f, const std::s
 }
 
 // Memory the system can still give, from /proc/meminfo's MemAvailable; 0 when unknown.
+// TG_MEMORY_AVAILABLE (bytes) stands in for it: to see how a load fits a smaller machine.
 std::uint64_t available_memory_bytes() {
+  if (const char* given = std::getenv("TG_MEMORY_AVAILABLE")) {
+    char* end = nullptr;
+    const unsigned long long bytes = std::strtoull(given, &end, 10);
+    if (end == given || *end != '\0') throw usage_error(str("TG_MEMORY_AVAILABLE=", given, ": give a number of bytes"));
+    return bytes;
+  }
   std::ifstream meminfo("/proc/meminfo");
   std::string key;
   std::uint64_t kib = 0;
@@ -64,10 +72,20 @@ void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   for (layer_weights& l : m.layers)
     for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) total += tile_bytes(*w, rows, quads(*w));
   const std::uint64_t available = available_memory_bytes();
+  // Where they do not fit, decode's tiles alone for the weights that decode from tiles: about
+  // the file's bytes, whose pages then leave (an 8B Q5_K_M file's full tiles take three times
+  // its 5.7 GB), so decode keeps its speed while prefill reads the file's blocks.
+  bool decode_only = false;
   if (available > 0 && total > available / 2) {
+    std::uint64_t decode_total = head ? tile_bytes(m.output, rows, quads(m.output), true) : 0;
+    for (layer_weights& l : m.layers)
+      for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
+        if (tiles_fit_file_bytes(*w, rows, quads(*w))) decode_total += tile_bytes(*w, rows, quads(*w), true);
+    decode_only = decode_total <= available / 2;
     log(log_level::warning, str(f.name(), ": prefill tiles skipped: they would take ", total >> 20, " MiB with ",
-                                available >> 20, " MiB of memory available; prefill reads the file's blocks instead (slower)"));
-    return;
+                                available >> 20, " MiB of memory available; prefill reads the file's blocks instead (slower)",
+                                decode_only ? str(", decode reads its tiles (", decode_total >> 20, " MiB)") : std::string()));
+    if (!decode_only) return;
   }
   // A weight that decodes from its tiles never reads its file bytes again on a device that
   // reads them in place: they leave the process's resident memory (gguf::file::release), so a
@@ -80,7 +98,7 @@ void add_prefill_tiles(device& dev, const gguf::file& f, model_weights& m) {
   };
   for (layer_weights& l : m.layers)
     for (weight* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
-      if (has_tiles(*w)) made(*w, false);
+      if (decode_only ? tiles_fit_file_bytes(*w, rows, quads(*w)) : has_tiles(*w)) made(*w, decode_only);
   if (head) made(m.output, true);  // decode's tiles only: no prefill kernel reads the head
 }
 

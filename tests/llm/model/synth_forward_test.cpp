@@ -13,6 +13,7 @@
 #include "llm/model/transformer.hpp"
 #include "tests/llm/model/reference_forward.hpp"
 #include "llm/synth/model_writer.hpp"
+#include <tg/log.hpp>
 
 namespace {
 
@@ -112,6 +113,38 @@ TEST_CASE("qwen2 rows that no K-quant block divides fall back to Q5_0 and Q5_1 a
   check_synthetic(s, "qwen2_320_q4_k_m", 9, 4, tg::gguf::tensor_type::q5_0);
   s.format = weight_format::q5_k;
   check_synthetic(s, "qwen2_320_q5_k", 9, 4, tg::gguf::tensor_type::q5_1);
+}
+
+// Where the memory available cannot take prefill's tiles beside decode's (Q6_K's 16-bit prefill
+// tiles, Q5_K's whole bytes), the weights get decode's tiles alone and prefill reads the file's
+// blocks: the logits still match. TG_MEMORY_AVAILABLE stands in for /proc/meminfo.
+TEST_CASE("a model whose prefill tiles do not fit the memory available decodes from its tiles alone and matches the reference") {
+  model_spec s = default_spec(architecture::llama);
+  s.format = weight_format::q4_k_m;
+  auto path = std::filesystem::temp_directory_path() / ("tg_model_test_" + std::to_string(::getpid()) + "_tight.gguf");
+  write_model(s, byte_level_vocabulary(s.arch), path);
+  std::uint64_t file_bytes = 0;
+  {
+    auto file = tg::gguf::file::open(path);
+    for (const auto& t : file.tensors()) file_bytes += t.size_bytes;
+  }
+  std::filesystem::remove(path);
+  // Twice the file's bytes available: decode's tiles (about the file) fit in half, the full set
+  // (Q6_K's 16-bit copy beside its 6-bit one) does not.
+  const std::string available = std::to_string(2 * file_bytes + file_bytes / 8);
+  setenv("TG_MEMORY_AVAILABLE", available.c_str(), 1);
+  std::vector<std::string> warnings;
+  tg::set_log_callback([&](tg::log_level level, std::string_view line) {
+    if (level == tg::log_level::warning) warnings.emplace_back(line);
+  });
+  check_synthetic(s, "llama_q4_k_m_tight");
+  tg::set_log_callback({});
+  REQUIRE(warnings.size() == 1);  // the load said what it did
+  CHECK(warnings[0].find("prefill tiles skipped") != std::string::npos);
+  CHECK(warnings[0].find("decode reads its tiles") != std::string::npos);
+  setenv("TG_MEMORY_AVAILABLE", "a lot", 1);
+  CHECK_THROWS_WITH_AS(check_synthetic(s, "llama_q4_k_m_bad_env"), "TG_MEMORY_AVAILABLE=a lot: give a number of bytes", tg::usage_error);
+  unsetenv("TG_MEMORY_AVAILABLE");
 }
 
 TEST_CASE("qwen3 with q/k norms and a wide head dim matches the reference") {
