@@ -126,13 +126,14 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   s.tokens = dev.allocate(std::size_t(T) * 4);
   const std::int64_t widest = std::max({c.dim, qw, c.ffn});
   // The int8 copy for the CPU's quad kernels (VNNI tiles, and the decode quads of AVX2 and
-  // AVX-512 VNNI: linear_kernels.cpp, cpu_decode_quads); a GPU rounds to int8 in xq itself.
+  // AVX-512 VNNI: linear_kernels.cpp, cpu_decode_quads); a GPU rounds to int8 in xq itself. The
+  // per-8 sums are for Q6_K's decode tiles, a CPU layout too (memory_plan.cpp counts neither).
   const bool byte_copy = matmul_form_for(dev) != matmul_form::gpu;
   for (std::int64_t block : {std::int64_t(32), std::int64_t(256)})
     s.rounded[block] = {dev.allocate(std::size_t(T * widest) * 2), floats(dev, T * widest / activation_block),
                         floats(dev, T * widest / activation_block),
                         byte_copy ? dev.allocate(std::size_t(T * widest)) : buffer{},
-                        block == 256 ? dev.allocate(std::size_t(T * widest / 8) * 2) : buffer{}};
+                        byte_copy && block == 256 ? dev.allocate(std::size_t(T * widest / 8) * 2) : buffer{}};
   s.rope_cos = floats(dev, T * c.head_dim / 2);
   s.rope_sin = floats(dev, T * c.head_dim / 2);
   s.eps = dev.allocate(4);
