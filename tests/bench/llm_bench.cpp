@@ -10,6 +10,10 @@
 //                              # prints tg / llama.cpp
 //   LLM_BENCH_ONLY=1b-Q4_K_M llm_bench build/models
 //                              # only the models whose name (preset-format) contains the text
+//   LLM_BENCH_ROUNDS=3 LLAMA_BENCH=... llm_bench build/models
+//                              # tg and llama-bench alternated 3 times on each file: the medians
+//                              # and each round's ratios (a shared VM's memory speed swings by
+//                              # up to 2x between runs; alternating puts both sides in each phase)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -137,16 +141,46 @@ int main(int argc, char** argv) {
     for (const auto& m : models) paths.push_back(synthesized(dir, m));
     const double bandwidth_before = tg::bench::measure_read_bandwidth({.threads = threads});
     const char* llama_bench = std::getenv("LLAMA_BENCH");
+    const char* rounds_text = std::getenv("LLM_BENCH_ROUNDS");
+    const int rounds = rounds_text ? std::atoi(rounds_text) : 1;
+    if (rounds < 1 || rounds > 20) {
+      std::fprintf(stderr, "llm_bench: LLM_BENCH_ROUNDS=%s: give a count from 1 to 20\n", rounds_text);
+      return 2;
+    }
     std::vector<result> results, graphed;
     std::vector<tg::bench::llama_bench_figures> llama;
+    std::vector<std::string> round_ratios;  // per file, each round's tg / llama.cpp
     for (const auto& p : paths) {
-      std::fprintf(stderr, "running %s\n", p.filename().c_str());
-      results.push_back(measure(p));
-      graphed.push_back(measure(p, tg::model::transformer_options::graph_use::on));
-      if (llama_bench && *llama_bench) {
-        std::fprintf(stderr, "running llama-bench on %s\n", p.filename().c_str());
-        llama.push_back(tg::bench::run_llama_bench(llama_bench, p, threads, prompt_tokens, decode_tokens));
+      std::vector<result> tg_rounds;
+      std::vector<tg::bench::llama_bench_figures> llama_rounds;
+      std::string ratios;
+      for (int r = 0; r < rounds; ++r) {
+        std::fprintf(stderr, "running %s (round %d of %d)\n", p.filename().c_str(), r + 1, rounds);
+        tg_rounds.push_back(measure(p));
+        if (llama_bench && *llama_bench) {
+          std::fprintf(stderr, "running llama-bench on %s\n", p.filename().c_str());
+          llama_rounds.push_back(tg::bench::run_llama_bench(llama_bench, p, threads, prompt_tokens, decode_tokens));
+          char text[64];
+          std::snprintf(text, sizeof text, "%s%.2f/%.2f", r ? ", " : "", tg_rounds.back().prefill_tps / llama_rounds.back().prefill_tps,
+                        tg_rounds.back().decode_tps / llama_rounds.back().decode_tps);
+          ratios += text;
+        }
       }
+      auto mid = [](auto rows, auto field) {
+        std::vector<double> v;
+        for (const auto& row : rows) v.push_back(field(row));
+        return median(v);
+      };
+      result r = tg_rounds.front();
+      r.prefill_tps = mid(tg_rounds, [](const result& x) { return x.prefill_tps; });
+      r.decode_tps = mid(tg_rounds, [](const result& x) { return x.decode_tps; });
+      r.decode_gbps = mid(tg_rounds, [](const result& x) { return x.decode_gbps; });
+      results.push_back(r);
+      graphed.push_back(measure(p, tg::model::transformer_options::graph_use::on));
+      if (!llama_rounds.empty())
+        llama.push_back({mid(llama_rounds, [](const auto& x) { return x.prefill_tps; }),
+                         mid(llama_rounds, [](const auto& x) { return x.decode_tps; })});
+      round_ratios.push_back(ratios);
     }
     // Measured on both sides of the models and the faster kept: other tenants only slow it down.
     const double bandwidth_after = tg::bench::measure_read_bandwidth({.threads = threads});
@@ -156,11 +190,11 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
       std::printf("%-12s %-6s  prefill %7.2f tok/s (%lld in chunks of %lld)  decode %6.2f tok/s (median of %lld)  "
-                  "%6.2f GB/s = %4.1f%% of read bandwidth  (%.0f MB/token)\n",
+                  "%6.2f GB/s = %4.1f%% of read bandwidth  (%.0f MB/token)%s\n",
                   models[i].preset, std::string(tg::synth::weight_format_name(models[i].format)).c_str(), r.prefill_tps,
                   static_cast<long long>(prompt_tokens), static_cast<long long>(chunk), r.decode_tps,
                   static_cast<long long>(decode_tokens), r.decode_gbps, 100.0 * r.decode_gbps / bandwidth,
-                  double(r.bytes_per_token) / 1e6);
+                  double(r.bytes_per_token) / 1e6, rounds > 1 ? "  (medians of the rounds)" : "");
     }
     std::printf("replaying a captured graph per decode step and full prefill chunk (same run; the CPU's default launches kernel by kernel):\n");
     for (std::size_t i = 0; i < graphed.size(); ++i)
@@ -170,13 +204,17 @@ int main(int argc, char** argv) {
     if (llama.empty()) {
       std::printf("(set LLAMA_BENCH to a llama-bench binary to compare with llama.cpp in the same run)\n");
     } else {
-      std::printf("llama.cpp llama-bench, same files, %u threads, pp%lld / tg%lld, run right after tg on each file:\n",
-                  threads, static_cast<long long>(prompt_tokens), static_cast<long long>(decode_tokens));
-      for (std::size_t i = 0; i < llama.size(); ++i)
-        std::printf("%-12s %-6s  prefill %7.2f tok/s  decode %6.2f tok/s  ->  tg/llama.cpp prefill %.2f, decode %.2f\n",
+      std::printf("llama.cpp llama-bench, same files, %u threads, pp%lld / tg%lld, run right after tg on each file%s:\n",
+                  threads, static_cast<long long>(prompt_tokens), static_cast<long long>(decode_tokens),
+                  rounds > 1 ? ", alternating; medians of the rounds" : "");
+      for (std::size_t i = 0; i < llama.size(); ++i) {
+        std::printf("%-12s %-6s  prefill %7.2f tok/s  decode %6.2f tok/s  ->  tg/llama.cpp prefill %.2f, decode %.2f",
                     models[i].preset, std::string(tg::synth::weight_format_name(models[i].format)).c_str(),
                     llama[i].prefill_tps, llama[i].decode_tps, results[i].prefill_tps / llama[i].prefill_tps,
                     results[i].decode_tps / llama[i].decode_tps);
+        if (rounds > 1) std::printf("  (rounds, prefill/decode: %s)", round_ratios[i].c_str());
+        std::printf("\n");
+      }
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "llm_bench: %s\n", e.what());
