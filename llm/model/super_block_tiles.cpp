@@ -31,6 +31,18 @@ void q6_k_values(const std::uint8_t* blk, std::uint8_t* v) {
 
 namespace {
 
+// Row r's part of the header Q4_K's and Q5_K's layouts share: the file's d and dmin, its packed
+// 6-bit scales and minimums a byte each.
+void write_k_header(const std::uint8_t* src, std::int64_t R, std::int64_t r, std::uint8_t* at) {
+  std::memcpy(at + 2 * r, src, 2);            // d
+  std::memcpy(at + 2 * (R + r), src + 2, 2);  // dmin
+  for (int j = 0; j < 8; ++j) {
+    const auto [sc, m] = k_scale_min(src + 4, j);
+    at[4 * R + j * R + r] = std::uint8_t(sc);
+    at[12 * R + j * R + r] = std::uint8_t(m);
+  }
+}
+
 // Q4_K's super-block tiles (super_block_layout::k_nibbles): the file's d, dmin and nibble bytes as they
 // are, its packed 6-bit scales and minimums unpacked to a byte each.
 void repack_k_nibbles(const weight& w, std::int64_t R, const std::uint8_t* file, std::int64_t tile, std::uint8_t* out) {
@@ -39,13 +51,7 @@ void repack_k_nibbles(const weight& w, std::int64_t R, const std::uint8_t* file,
     std::uint8_t* at = out + (tile * blocks + blk) * 148 * R;
     for (std::int64_t r = 0; r < R; ++r) {
       const std::uint8_t* src = file + (tile * R + r) * w.row_bytes + blk * 144;
-      std::memcpy(at + 2 * r, src, 2);            // d
-      std::memcpy(at + 2 * (R + r), src + 2, 2);  // dmin
-      for (int j = 0; j < 8; ++j) {
-        const auto [sc, m] = k_scale_min(src + 4, j);
-        at[4 * R + j * R + r] = std::uint8_t(sc);
-        at[12 * R + j * R + r] = std::uint8_t(m);
-      }
+      write_k_header(src, R, r, at);
       for (std::int64_t i = 0; i < 4; ++i)
         for (std::int64_t p = 0; p < 8; ++p) std::memcpy(at + 20 * R + ((8 * i + p) * R + r) * 4, src + 16 + 32 * i + 4 * p, 4);
     }
@@ -63,12 +69,8 @@ void repack_five_planes(const weight& w, std::int64_t R, const std::uint8_t* fil
     std::uint8_t* at = out + (tile * blocks + blk) * 180 * R;
     for (std::int64_t r = 0; r < R; ++r) {
       const std::uint8_t* src = file + (tile * R + r) * w.row_bytes + blk * 176;
-      std::memcpy(at + 2 * r, src, 2);            // d
-      std::memcpy(at + 2 * (R + r), src + 2, 2);  // dmin
+      write_k_header(src, R, r, at);
       for (int j = 0; j < 8; ++j) {
-        const auto [sc, m] = k_scale_min(src + 4, j);
-        at[4 * R + j * R + r] = std::uint8_t(sc);
-        at[12 * R + j * R + r] = std::uint8_t(m);
         // value 32j + l: qs's nibble (low for even j) and qh's bit j (dequantize_row_q5_K)
         auto v = [&](int l) { return ((src[48 + 32 * (j / 2) + l] >> (4 * (j % 2))) & 15) | ((src[16 + l] >> j) & 1) << 4; };
         for (int e = 0; e < 4; ++e) {
