@@ -334,8 +334,16 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
   const int slot = decode && has_decode_layout(w.type, w.tile_quads) ? decode_tiles_slot : tiles_slot;
   const std::int64_t tile_rows = w.tile_rows;
   const std::int64_t K = w.cols, N = w.rows, subs = K / f.sub, act_block = activation_block_for(w);
+  // Several tokens on tiles of one vector of rows (AVX2's 8) in the pairs form take two tiles a
+  // step, so each activation broadcast feeds two vpmaddwd (register tile 2 x 4 x 8, 8 accumulators
+  // of 16 registers). A tile of 16 rows did the same for prefill, but decode read 16-row tiles
+  // slower. Zen 3, 2 threads, prefill matmul time (llm -v, 256 tokens, three interleaved runs):
+  // Qwen2.5-0.5B-shaped Q8_0 1124-1605 -> 834-1360 ms; the 1B Q4_K_M file's Q6_K weights
+  // 15-20% less; Q4_K as quads nothing (its loop spills already), so quads keep one tile a step.
+  const std::int64_t tiles_a_step = token_lanes > 1 && !f.quads && tile_rows == 8 && (N / tile_rows) % 2 == 0 ? 2 : 1;
   kernel_builder kb;
-  auto tile = kb.output_range(N / tile_rows);
+  kvalue tile = kb.output_range(N / tile_rows / tiles_a_step);
+  if (tiles_a_step > 1) tile = tile * tiles_a_step + kb.output_range(tiles_a_step);
   auto t = kb.output_range(kb.variable(rows));
   auto r = kb.output_range(tile_rows);
   auto g = kb.reduce_range(subs);
@@ -391,7 +399,8 @@ ast::kernel tiled_matmul_kernel(const weight& w, matmul_epilogue epilogue, int t
   if (epilogue.residual) acc = acc + kb.load<float>(3, t * N + n);
   kb.store(0, t * N + n, acc);
   ast::kernel k = kb.finish();
-  k.upcast = {1, token_lanes, int(tile_rows)};
+  k.upcast = tiles_a_step > 1 ? std::vector<int>{1, int(tiles_a_step), token_lanes, int(tile_rows)}
+                              : std::vector<int>{1, token_lanes, int(tile_rows)};
   k.vector_lanes = true;
   return k;
 }

@@ -343,6 +343,8 @@ TEST_CASE("tiled prefill matmuls match a scalar reference at the CPU level in fo
         auto kernel = tg::model::matmul_prefill_kernel(w, e);
         REQUIRE(kernel.slot_count == 8);  // the tiles' slot
         CHECK(kernel.upcast.back() == rows);  // the tile's rows are the vector
+        // Pairs on one vector of rows take two tiles a step (register tile 2 x 4 x 8), 8 tiles here.
+        CHECK(kernel.upcast.size() == (rows == 8 && !quads ? 4u : 3u));
         // The level's default tiles: quads as vpdpbusd with AVX-512 VNNI; without VNNI as
         // vpmaddubsw + vpmaddwd for every type but Q8_0 (its q + 128 could saturate them), the
         // loaded bytes masked so that LLVM can prove them below 128.
