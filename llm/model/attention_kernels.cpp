@@ -226,7 +226,8 @@ ast::kernel attend_kernel(const attention_shape& s, softmax_from from) {
   auto v = kb.load(2, s.cache, (kvh * s.max_context + c) * hd + d);
   // One prefetch per step: a step reads 8-32 values of d, at most one 64-byte line.
   v = prefetch_cache(kb, 2, ((kvh * s.max_context + c) * hd + d) * size_bytes(s.cache), 1, v);
-  kb.store(0, (t * s.n_head + h) * hd + d, kb.sum(p * v, c) * kb.unary(ast::op::reciprocal, row_sum));
+  auto weighted = s.long_context ? kb.sum_long_walk(p * v, c) : kb.sum(p * v, c);
+  kb.store(0, (t * s.n_head + h) * hd + d, weighted * kb.unary(ast::op::reciprocal, row_sum));
   ast::kernel kernel = kb.finish();
   // d as one vector of up to 32 lanes: each pass over the values then reads whole 64-byte
   // lines of an f16 cache (8 lanes read 16 bytes of each row per pass, 8 passes per row).

@@ -27,6 +27,9 @@ struct attention_shape {
   // > 0: kernels for chunks of exactly this many tokens (a full chunk on a GPU: the token count a
   // constant, so the GPU's default opts see how many outputs there are); 0: T, a launch variable.
   std::int64_t tokens = 0;
+  // Kernels for contexts past short_attention_context only (a GPU's full chunks there): the weighted
+  // sum's walk carries ast::reduce_long_walk, so the GPU's heuristic splits it wider.
+  bool long_context = false;
 };
 
 // Where token t's heads lie in an activation buffer: floats from row t * stride + offset

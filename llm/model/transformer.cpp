@@ -189,7 +189,9 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
   // 89.3 at 8192 against 47.4 in runs. The 1B's heads of 64 in runs lost up to 1.8 us to those
   // below 2048 and gain past it (4096: 31.1 -> 24.6 us; 8192: 55.7 -> 38.6). Full chunks keep
   // the exp pass and one weighted sum: with the exps inline it took 20 us a layer against 4.9
-  // (the 1B's chunk of 32, when measured).
+  // (the 1B's chunk of 32, when measured). Past short_attention_context a full chunk's weighted
+  // sum is hinted long (attention_shape::long_context; runtime/opt/gpu_heuristic.cpp:
+  // split_tiled_walk): the 1B's at context 4096 66.5 -> 56.6 us, the 8B's 108.2 -> 99.5.
   const bool gpu = form == matmul_form::gpu;
   s.attention = gpu ? attention_passes(shape, softmax_from::probabilities, attention_runs)
                     : attention_passes(shape, softmax_from::probabilities);
@@ -198,6 +200,10 @@ transformer::transformer(device& dev, const gguf::file& file, transformer_option
     attention_shape full = shape;
     full.tokens = T;
     s.chunk_attention = attention_passes(full, softmax_from::probabilities);
+    if (max_context_ > short_attention_context) {
+      full.long_context = true;
+      s.long_chunk_attention = attention_passes(full, softmax_from::probabilities);
+    }
   }
   s.swiglu = swiglu_op(dev, T, c.ffn);
   const bool bytes = form == matmul_form::gpu;  // a GPU's matmuls read the rounded activations as int8
@@ -309,7 +315,7 @@ std::vector<float> transformer::forward(std::span<const std::int32_t> tokens, st
   // A decode step or a prefill chunk: its graph.
   const bool graphed = graphs_ && !s.profiling && which != head::all;
   if (graphed) {
-    graph& step = s.step_graphs[{sequence, T, which, s.short_decode(start_pos, T)}];
+    graph& step = s.step_graphs[{sequence, T, which, &s.attention_for(start_pos, T, chunk_size_)}];
     if (!step) step = capture_step(start_pos, which);
     step.replay({start_pos});
   } else {
@@ -387,9 +393,10 @@ void transformer::prepare_partial_chunks() {
       if (l->w != nullptr && !l->prefill.prepared) l->prefill.prepared = dev_.prepare(l->prefill.kernel);
   // And the attention passes of chunk tails, which on GPUs a decode step does not run (it takes
   // state::short_attention).
-  attention_passes& a = s_->attention;
-  for (launchable* pass : {&a.scores, &a.max, &a.exp, &a.sum, &a.attend, &a.join})
-    if (!pass->kernel.nodes.empty() && !pass->prepared) pass->prepared = dev_.prepare(pass->kernel);
+  // And a full chunk's past short_attention_context (its weighted sum split wider).
+  for (attention_passes* a : {&s_->attention, &s_->long_chunk_attention})
+    for (launchable* pass : {&a->scores, &a->max, &a->exp, &a->sum, &a->attend, &a->join})
+      if (!pass->kernel.nodes.empty() && !pass->prepared) pass->prepared = dev_.prepare(pass->kernel);
 }
 
 bool transformer::profiling() const { return s_->profiling; }

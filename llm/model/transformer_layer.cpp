@@ -191,9 +191,7 @@ void transformer::run_layer(std::size_t index) {
       s.run(dev_, rope_k, {k.k_cache[std::size_t(seq)], keys, cos, sin});
       s.run(dev_, store_v, {k.v_cache[std::size_t(seq)], values});
     }
-    const bool full = !s.chunk_attention.attend.kernel.nodes.empty() && s.vars[var_tokens] == chunk_size_;
-    const bool short_decode = s.short_decode(s.vars[var_start_pos], s.vars[var_tokens]);
-    const attention_passes& a = full ? s.chunk_attention : short_decode ? s.short_attention : s.attention;
+    const attention_passes& a = s.attention_for(s.vars[var_start_pos], s.vars[var_tokens], chunk_size_);
     s.run(dev_, a.scores, {s.scores, queries, k.k_cache[std::size_t(seq)]});
     if (a.from == softmax_from::scores) {
       s.run(dev_, a.attend, {out, s.scores, k.v_cache[std::size_t(seq)]});

@@ -171,6 +171,9 @@ struct transformer::state {
   // On GPUs, the passes of a full chunk (attention_shape::tokens at the chunk size), as
   // linear::chunk is for its matmuls; empty elsewhere.
   attention_passes chunk_attention;
+  // And past short_attention_context (attention_shape::long_context), where the weighted sum's walk
+  // is split wider; empty elsewhere.
+  attention_passes long_chunk_attention;
   planned norm_scale, norm_apply, head_scale_q, head_scale_k, head_apply_k, rope_q, swiglu;
   // RMSNorm fused into the 8-bit rounding of its output, by block size; on GPUs SwiGLU too
   // (empty elsewhere).
@@ -216,10 +219,19 @@ struct transformer::state {
   // of the token tile, then fewer than a tile: session.cpp's prefill_chunks), so after a few
   // prompts they replay too. Only start_pos changes between steps; the tokens and their RoPE rows
   // are copied into the same buffers first. All-position logits (head::all) always launch.
-  // By sequence, tokens, head, and whether attention takes short_attention.
-  std::map<std::tuple<int, std::int64_t, head, bool>, graph> step_graphs;
+  // By sequence, tokens, head, and the attention passes the step takes (attention_for).
+  std::map<std::tuple<int, std::int64_t, head, const attention_passes*>, graph> step_graphs;
   bool short_decode(std::int64_t start_pos, std::int64_t tokens) const {
     return !short_attention.attend.kernel.nodes.empty() && tokens == 1 && start_pos + 1 <= short_attention_context;
+  }
+  // The passes a step of `tokens` from start_pos takes: a full chunk's (chunk_tokens, on GPUs),
+  // past short_attention_context its long-context ones; a short decode step's; else the general ones.
+  const attention_passes& attention_for(std::int64_t start_pos, std::int64_t tokens, std::int64_t chunk_tokens) const {
+    if (!chunk_attention.attend.kernel.nodes.empty() && tokens == chunk_tokens)
+      return start_pos + tokens > short_attention_context && !long_chunk_attention.attend.kernel.nodes.empty()
+                 ? long_chunk_attention
+                 : chunk_attention;
+    return short_decode(start_pos, tokens) ? short_attention : attention;
   }
   graph_builder* capturing = nullptr;  // while capturing: where run() adds launches
   graph_var capture_pos;

@@ -25,6 +25,7 @@ struct top_reduce {
   std::int64_t nested_bound = 0;
   int nested_range = -1;     // that reduce's range number
   bool lanes_hint = false;   // hinted reduce_as_lanes (the LLM's int8 dots)
+  bool long_walk = false;    // hinted reduce_long_walk (a full chunk's weighted sum past a long context)
 };
 
 std::vector<top_reduce> top_level_reduces(std::span<const ast::node> nodes) {
@@ -59,7 +60,8 @@ std::vector<top_reduce> top_level_reduces(std::span<const ast::node> nodes) {
       nested_range = int(nodes[std::size_t(body.src[1])].arg);
       nested_bound = const_bound(nodes, nested_range);
     }
-    tops.push_back({range, bound, iterations, nested_bound, nested_range, n.arg == ast::reduce_as_lanes});
+    tops.push_back({range, bound, iterations, nested_bound, nested_range, n.arg == ast::reduce_as_lanes,
+                    n.arg == ast::reduce_long_walk});
   }
   return tops;
 }
@@ -196,14 +198,20 @@ void choose_matmul_tile(std::span<const ast::node> nodes, int global_ranges, con
 // each (5.7, 11.0, 27.8, 99.5), where a whole wave (the best past 1024) took 8.2 at 64 and unroll 2
 // 35.0 and 131.0 at 1024 and 4096. The 1B's chunk (4096 tiles) gains nothing at unroll 4 (4096:
 // 67.0 us) and the runs' lose (the 8B's 2048 tiles: 4.5 -> 18.0 at 1024), so both keep unroll 2;
-// the 1B's chunk at 4096 stays 17% over the best, which the walk's group cannot reach without the
-// context's length. Against one work-item per output (a 1 x 2 tile at most), the 8B's full chunk at
+// unhinted, the 1B's chunk at 4096 stays 17% over the best, which the long walk's hint (below)
+// reaches. Against one work-item per output (a 1 x 2 tile at most), the 8B's full chunk at
 // context 4096 (at unroll 2): 228.8 -> 131.0 us, 1024 59.0 -> 35.0, 256 16.5 -> 11.0; the 1B's (heads of 64) at
 // 4096 281.0 -> 66.5. Decode's weighted sum in runs (attend_runs_kernel) at 4096: the 8B's 11.4 us
 // (2048 tiles: half a wave), the 1B's 7.0 (1024 tiles: a wave; 10.0 at half).
+// A walk hinted long (ast::reduce_long_walk: the full chunk's kernel past short_attention_context,
+// llm/model/transformer.cpp) takes a whole wave, 4 iterations a trip where the tiles at a wave
+// come to at most 2 x busy_threads, else 2: with more waves queued the unroll's VGPRs only cut
+// how many fit. Same sweep: the 1B's chunk at 1024 and 4096, 17.7 and 56.6 us (the best found;
+// unhinted 18.5 and 66.5), the 8B's 27.8 and 99.5 (the best; unhinted 30.5 and 108.2); at
+// context 256 the whole wave loses (1B 8.0 against 6.5, 8B 12.1 against 11.1), hence the hint.
 // Returns false (opts unchanged) where the kernel is not such a product, or its tile ranges are
 // symbolic or not multiples of 4.
-bool split_tiled_walk(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits,
+bool split_tiled_walk(std::span<const ast::node> nodes, int global_ranges, const gpu_traits& traits, bool long_walk,
                       codegen::kernel_opts& opts) {
   const auto [m, n] = matmul_ranges(nodes, global_ranges);
   if (m < 0) return false;
@@ -212,11 +220,17 @@ bool split_tiled_walk(std::span<const ast::node> nodes, int global_ranges, const
   std::int64_t tiles = 1;  // symbolic ranges other than the tile's count as 1
   for (int r = 0; r < global_ranges; ++r)
     tiles *= r == m ? bm / 4 : r == n ? bn / 4 : std::max<std::int64_t>(1, const_bound(nodes, r));
-  int group = std::max(1, traits.wave_lanes / 2);
-  while (group * 2 <= traits.wave_lanes && tiles * group < traits.busy_threads / 2) group *= 2;
   opts.upcast.assign(std::size_t(global_ranges), 1);
   opts.upcast[std::size_t(m)] = 4;
   opts.upcast[std::size_t(n)] = 4;
+  if (long_walk) {
+    opts.group_lanes = traits.wave_lanes;
+    const bool queued = tiles * traits.wave_lanes > 2 * std::int64_t(traits.busy_threads);
+    opts.reduce_unroll = std::min(queued ? 2 : 4, traits.max_reduce_unroll);
+    return true;
+  }
+  int group = std::max(1, traits.wave_lanes / 2);
+  while (group * 2 <= traits.wave_lanes && tiles * group < traits.busy_threads / 2) group *= 2;
   opts.group_lanes = group;
   // Where the tiles at this group fill the GPU twice over (waves queue for it), 4 iterations a
   // trip: more loads in flight per wave, where more waves would only wait their turn.
@@ -419,7 +433,7 @@ codegen::kernel_opts choose_gpu_opts(std::span<const ast::node> nodes, int globa
   }
   // One work-item per output and one plain loop reduce over rows and columns: a matmul's tile.
   if (group <= 1 && global_ranges >= 2 && tops.size() == 1 && !tops[0].lanes_hint && tops[0].nested_bound == 0) {
-    if (tops[0].bound < 0 && split_tiled_walk(nodes, global_ranges, traits, opts)) return opts;
+    if (tops[0].bound < 0 && split_tiled_walk(nodes, global_ranges, traits, tops[0].long_walk, opts)) return opts;
     choose_matmul_tile(nodes, global_ranges, traits, opts);
     // Left at one output per work-item with a reduce of symbolic length, where split_tiled_walk
     // does not tile (a full chunk's weighted sum of V for Qwen's 7 query heads a KV head): two

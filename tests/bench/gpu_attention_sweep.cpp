@@ -6,7 +6,8 @@
 //      weighted sum in attention_runs runs joined after (attend_runs_kernel).
 //   2. The schedules of the weighted sums that walk the context (a full chunk's of 32 tokens, and
 //      the runs'): the default (runtime/opt/gpu_heuristic.cpp: split_tiled_walk) against 4 x 4
-//      tiles with other groups and unrolls, at contexts 64 to 4096.
+//      tiles with other groups and unrolls, at contexts 64 to 4096, and for the chunk the default
+//      of its kernel hinted long (attention_shape::long_context, taken past context 1024).
 //
 //   gpu_attention_sweep [head_dim ...]      (default: 128 64)
 #include <cstdio>
@@ -99,6 +100,9 @@ void walk_schedules(rig& r) {
   attention_shape full = r.shape;
   full.tokens = chunk;
   const ast::kernel chunk_sum = model::attend_kernel(full, softmax_from::probabilities);
+  attention_shape long_full = full;  // the chunk's kernel past short_attention_context, hinted long
+  long_full.long_context = true;
+  const ast::kernel long_chunk_sum = model::attend_kernel(long_full, softmax_from::probabilities);
   const ast::kernel runs = model::attend_runs_kernel(r.shape, model::attention_runs);
   const std::vector<std::pair<int, int>> schedules{{0, 0}, {8, 1}, {16, 1}, {16, 2}, {16, 4}, {32, 1}, {32, 2}, {32, 4}};
   std::vector<std::string> lines;
@@ -125,10 +129,16 @@ void walk_schedules(rig& r) {
         std::snprintf(cell, sizeof cell, " %8.1f", r.launch("walk", source, group > 0, slots, vars));
         line += cell;
       }
+      if (which == 0) {  // the default schedule of the kernel hinted long
+        const std::vector<std::int64_t> vars{chunk, ctx - chunk, 1, 0};
+        char cell[16];
+        std::snprintf(cell, sizeof cell, " %8.1f", r.launch("walk_long", long_chunk_sum, {r.out, r.probs, r.values, r.row_sum}, vars));
+        line += cell;
+      }
       lines.push_back(line);
     }
   std::printf("\nhead_dim %lld, weighted sums walking the context, modeled us (4 x 4 tiles, group g, unroll u):\n"
-              "what ctx      default    g8 u1   g16 u1   g16 u2   g16 u4   g32 u1   g32 u2   g32 u4\n",
+              "what ctx      default    g8 u1   g16 u1   g16 u2   g16 u4   g32 u1   g32 u2   g32 u4  hinted long\n",
               (long long)r.hd);
   for (const std::string& l : lines) std::printf("%s\n", l.c_str());
 }

@@ -13,7 +13,9 @@
 //   LLM_BENCH_ROUNDS=3 LLAMA_BENCH=... llm_bench build/models
 //                              # tg and llama-bench alternated 3 times on each file: the medians
 //                              # and each round's ratios (a shared VM's memory speed swings by
-//                              # up to 2x between runs; alternating puts both sides in each phase)
+//                              # up to 2x between runs; alternating puts both sides in each phase),
+//                              # and each round's decode share against a probe of the bandwidth
+//                              # right before it
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -82,7 +84,15 @@ fs::path synthesized(const fs::path& dir, const bench_model& m) {
 struct result {
   double prefill_tps, decode_tps, decode_gbps;
   std::uint64_t bytes_per_token;
+  std::vector<double> share_each_round{};  // decode GB/s over the bandwidth probed right before it
 };
+
+// "a%" (", a%" after the first) with one decimal.
+std::string str_percent(double fraction, bool first) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%s%.1f%%", first ? "" : ", ", 100.0 * fraction);
+  return text;
+}
 
 // graphs: each decode step and full prefill chunk launches kernel by kernel (the CPU's default) or replays its captured graph.
 result measure(const fs::path& path, tg::model::transformer_options::graph_use graphs =
@@ -153,10 +163,14 @@ int main(int argc, char** argv) {
     for (const auto& p : paths) {
       std::vector<result> tg_rounds;
       std::vector<tg::bench::llama_bench_figures> llama_rounds;
+      std::vector<double> round_shares;  // decode GB/s over the probe right before the round
       std::string ratios;
       for (int r = 0; r < rounds; ++r) {
         std::fprintf(stderr, "running %s (round %d of %d)\n", p.filename().c_str(), r + 1, rounds);
+        // The memory's speed right before the round: the VM's swings last longer than a round.
+        const double probe = tg::bench::measure_read_bandwidth({.threads = threads});
         tg_rounds.push_back(measure(p));
+        round_shares.push_back(tg_rounds.back().decode_gbps / probe);
         if (llama_bench && *llama_bench) {
           std::fprintf(stderr, "running llama-bench on %s\n", p.filename().c_str());
           llama_rounds.push_back(tg::bench::run_llama_bench(llama_bench, p, threads, prompt_tokens, decode_tokens));
@@ -175,6 +189,7 @@ int main(int argc, char** argv) {
       r.prefill_tps = mid(tg_rounds, [](const result& x) { return x.prefill_tps; });
       r.decode_tps = mid(tg_rounds, [](const result& x) { return x.decode_tps; });
       r.decode_gbps = mid(tg_rounds, [](const result& x) { return x.decode_gbps; });
+      r.share_each_round = round_shares;
       results.push_back(r);
       graphed.push_back(measure(p, tg::model::transformer_options::graph_use::on));
       if (!llama_rounds.empty())
@@ -195,6 +210,14 @@ int main(int argc, char** argv) {
                   static_cast<long long>(prompt_tokens), static_cast<long long>(chunk), r.decode_tps,
                   static_cast<long long>(decode_tokens), r.decode_gbps, 100.0 * r.decode_gbps / bandwidth,
                   double(r.bytes_per_token) / 1e6, rounds > 1 ? "  (medians of the rounds)" : "");
+    }
+    std::printf("decode's share of the bandwidth probed right before each round:\n");
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      std::string each;
+      for (double x : results[i].share_each_round) each += str_percent(x, each.empty());
+      std::printf("%-12s %-6s  %5.1f%% (median; rounds: %s)\n", models[i].preset,
+                  std::string(tg::synth::weight_format_name(models[i].format)).c_str(), 100.0 * median(results[i].share_each_round),
+                  each.c_str());
     }
     std::printf("replaying a captured graph per decode step and full prefill chunk (same run; the CPU's default launches kernel by kernel):\n");
     for (std::size_t i = 0; i < graphed.size(); ++i)

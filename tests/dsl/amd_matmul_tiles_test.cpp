@@ -131,13 +131,14 @@ namespace {
 
 // out[t][d] = sum over c < n (variable 0) of p[t][c] * v[c][d], rows x 256 outputs: attention's
 // weighted sum of V over a context of run-time length.
-tg::ast::kernel weighted_sum_kernel(std::int64_t rows = 256) {
+tg::ast::kernel weighted_sum_kernel(std::int64_t rows = 256, bool long_walk = false) {
   tg::kernel_builder kb;
   auto t = kb.output_range(rows);
   auto d = kb.output_range(256);
   auto n = kb.variable(0);
   auto c = kb.reduce_range(n);
-  kb.store(0, t * 256 + d, kb.sum(kb.load<float>(1, t * n + c) * kb.load<float>(2, c * 256 + d), c));
+  auto product = kb.load<float>(1, t * n + c) * kb.load<float>(2, c * 256 + d);
+  kb.store(0, t * 256 + d, long_walk ? kb.sum_long_walk(product, c) : kb.sum(product, c));
   return kb.finish();
 }
 std::vector<float> weighted_sum_ref(const std::vector<float>& p, const std::vector<float>& v, std::int64_t length,
@@ -292,6 +293,34 @@ TEST_CASE("a weighted sum over a symbolic length, in 4 x 4 tiles with half a wav
       CAPTURE(length);
       const std::vector<float> p = tg::test::random_floats(std::size_t(rows * length), 3),
                                v = tg::test::random_floats(std::size_t(length * 256), 4);
+      const std::vector<float> want = weighted_sum_ref(p, v, length, rows);
+      for (const gpu& g : gpus) {
+        CAPTURE(g.device);
+        const std::vector<float> got = run_tiled(g, k, opts, want.size(), {bytes_of(p), bytes_of(v)}, {length});
+        for (std::size_t i = 0; i < want.size(); ++i) REQUIRE(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
+      }
+    }
+  }
+}
+
+TEST_CASE("a weighted sum hinted long takes a whole wave for each walk and matches plain C++") {
+  // At a wave, 256 rows come to 4096 tiles x 32 = 2 x busy_threads: 4 iterations a trip; 512 rows
+  // to twice that, where waves queue: 2.
+  for (const std::int64_t rows : {256, 512}) {
+    CAPTURE(rows);
+    const tg::ast::kernel k = weighted_sum_kernel(rows, true);
+    tg::opt::gpu_traits amd;
+    amd.max_reduce_unroll = 32;
+    const tg::codegen::kernel_opts opts = tg::opt::choose_gpu_opts(k.nodes, k.global_ranges, amd);
+    REQUIRE(opts.group_lanes == 32);
+    REQUIRE(opts.upcast == std::vector<int>{4, 4});
+    REQUIRE(opts.reduce_unroll == (rows == 512 ? 2 : 4));
+    // The hint is a schedule's, not a meaning's: the kernel is another one to the caches.
+    CHECK(k.nodes != weighted_sum_kernel(rows).nodes);
+    for (const std::int64_t length : {1, 37, 64, 130}) {
+      CAPTURE(length);
+      const std::vector<float> p = tg::test::random_floats(std::size_t(rows * length), 7),
+                               v = tg::test::random_floats(std::size_t(length * 256), 8);
       const std::vector<float> want = weighted_sum_ref(p, v, length, rows);
       for (const gpu& g : gpus) {
         CAPTURE(g.device);

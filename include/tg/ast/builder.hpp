@@ -49,7 +49,7 @@ class builder {
   constexpr int prefetch(int slot, int byte_index, int value) {
     return add(node{op::prefetch, nodes[value].dt, {s16(byte_index), s16(value), none}, slot});
   }
-  // hint: reduce_in_loop, or reduce_as_lanes (node.hpp)
+  // hint: reduce_in_loop, reduce_as_lanes or reduce_long_walk (node.hpp)
   constexpr int reduce(op o, int value, int over_range, std::int64_t hint = 0) {
     return append(node{o, nodes[value].dt, {s16(value), s16(over_range), none}, hint});
   }

@@ -82,6 +82,11 @@ class kernel_builder {
     return wrap(b_.prefetch(slot, byte_index.id, value.id));
   }
   constexpr kvalue sum(kvalue v, kvalue over) { return wrap(b_.reduce(ast::op::reduce_sum, v.id, over.id)); }
+  // sum(v, over) for a symbolic `over` the kernel is meant for only once it runs long
+  // (ast::reduce_long_walk: a schedule hint, the same sum).
+  constexpr kvalue sum_long_walk(kvalue v, kvalue over) {
+    return wrap(b_.reduce(ast::op::reduce_sum, v.id, over.id, ast::reduce_long_walk));
+  }
   constexpr kvalue max(kvalue v, kvalue over) { return wrap(b_.reduce(ast::op::reduce_max, v.id, over.id)); }
   // sum(v, over) with `over` evaluated as vector lanes (ast::reduce_as_lanes): for a short
   // constant range reduced outside longer ones, so their accumulators stay vectors.

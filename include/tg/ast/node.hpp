@@ -37,8 +37,12 @@ enum class op : std::uint8_t {
 // lanes of one vector with a horizontal reduce at the end, instead of a loop: reduces
 // nested inside then carry vector accumulators, so a quantized dot product sums each
 // block's products lane-wise and pays for one horizontal sum per output, not per block.
+// reduce_long_walk marks a reduce over a symbolic range the kernel is meant for only once that
+// range runs long (attention's walk over a context past a thousand positions): a GPU's heuristic
+// may then split it over more threads (runtime/opt/gpu_heuristic.cpp: split_tiled_walk).
 inline constexpr std::int64_t reduce_in_loop = 0;
 inline constexpr std::int64_t reduce_as_lanes = 1;
+inline constexpr std::int64_t reduce_long_walk = 2;
 
 inline constexpr int op_count = int(op::reduce_max) + 1;
 inline constexpr std::string_view op_names[] = {

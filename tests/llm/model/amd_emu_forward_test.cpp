@@ -154,7 +154,8 @@ TEST_CASE("decode steps either side of short_attention_context on the emulated g
   // llama in Q8_0 (an f16 cache) with 8 query heads on 2 KV heads (the runs take 4 x 4 tiles of
   // them), a prompt of 1020 tokens, then greedy steps at positions 1020 to 1025: each step's
   // logits against the CPU's, and the launches a step makes (4 more a layer in runs: max, exp,
-  // sum and the join).
+  // sum and the join). Then a full chunk of 64 from position 1026, whose weighted sum takes the
+  // long context's schedule (attention_shape::long_context).
   using namespace tg::synth;
   setenv("TG_AMD_CODEGEN", "1", 0);
   model_spec spec = default_spec(architecture::llama);
@@ -172,9 +173,10 @@ TEST_CASE("decode steps either side of short_attention_context on the emulated g
   struct steps_run {
     std::vector<std::vector<float>> logits;
     std::vector<int> launches;
+    std::vector<float> long_chunk;  // a full chunk's last logits from position 1026 (context 1090)
   };
   auto run_steps = [&](tg::device& dev) {
-    tg::model::transformer m(dev, file, {.max_context = 1040, .chunk_size = 64});
+    tg::model::transformer m(dev, file, {.max_context = 1100, .chunk_size = 64});
     steps_run r;
     std::vector<float> logits;
     for (std::size_t at = 0; at < prompt.size(); at += 64) {
@@ -192,6 +194,11 @@ TEST_CASE("decode steps either side of short_attention_context on the emulated g
       r.logits.push_back(logits);
       r.launches.push_back(launches);
     }
+    // A full chunk past short_attention_context: on GPUs its weighted sum hinted long.
+    m.set_launch_observer({});
+    std::vector<std::int32_t> more(64);
+    for (std::size_t i = 0; i < more.size(); ++i) more[i] = std::int32_t(5 + 11 * i % 240);
+    r.long_chunk = m.forward(more, 1026, tg::model::head::last);
     return r;
   };
   tg::device cpu("CPU"), gpu("AMD:EMU:gfx11");
@@ -203,6 +210,9 @@ TEST_CASE("decode steps either side of short_attention_context on the emulated g
     CHECK(a.min_cosine >= 0.9999);
     CHECK(a.same_argmax);
   }
+  const auto chunk = tg::test::compare_logits(got.long_chunk, want.long_chunk, got.long_chunk.size(), 0.02);
+  CHECK(chunk.min_cosine >= 0.9999);
+  CHECK(chunk.same_argmax);
   // Positions 1020-1023 (context up to 1024): the short form; 1024 and 1025: in runs.
   const int layers = int(spec.dims.n_layer);
   CHECK(got.launches[3] == got.launches[0]);
